@@ -1,0 +1,35 @@
+# The two commands a newcomer needs:  `make demo`  and  `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export DJANGO_SETTINGS_MODULE := rollouts_ui.settings
+
+.PHONY: install demo test lint typecheck pytest services
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# Embedded mode: simulator, watcher and web server in one process, SQLite, no other services.
+demo: install
+	$(PY) manage.py demo
+
+# Everything CI runs: lint, types and the whole suite against the real PostgreSQL and Redis.
+test: install
+	bash scripts/system-packages.sh
+	bash scripts/services.sh
+	$(MAKE) lint typecheck pytest
+
+lint:
+	$(VENV)/bin/ruff check .
+
+typecheck:
+	$(VENV)/bin/mypy rollouts_ui dashboard kubesim
+
+pytest:
+	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rollouts_ui} \
+	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
+	$(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -1,0 +1,80 @@
+"""Typed readers for configuration from the environment.
+
+Every reader fails loudly (``ImproperlyConfigured`` naming the variable and the bad value) instead of
+quietly falling back, so a typo in a deployment shows up at start-up, not as odd behaviour later.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    return None if value is None else value.strip()
+
+
+def env_str(name: str, default: str) -> str:
+    value = _raw(name)
+    return default if value is None or value == "" else value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use one of: true, false, 1, 0, yes, no)")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not an integer") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name}={number} is above the maximum of {maximum}")
+    return number
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list; blanks around items are ignored, empty items dropped."""
+    value = _raw(name)
+    if value is None:
+        return list(default)
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_url(name: str, *, schemes: tuple[str, ...]) -> str | None:
+    """A URL with one of the allowed schemes, or None when unset."""
+    value = _raw(name)
+    if not value:
+        return None
+    parsed = urlparse(value)
+    if parsed.scheme not in schemes or not (parsed.netloc or parsed.path):
+        allowed = ", ".join(f"{s}://" for s in schemes)
+        raise ImproperlyConfigured(f"{name}={_redact(value)!r} is not a URL starting with one of: {allowed}")
+    return value
+
+
+def _redact(url: str) -> str:
+    """Hide a password in a URL before it reaches an error message or a log."""
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@")
+    return url

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+
+@pytest.mark.django_db
+def test_healthz_answers_ok(client: Client) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_reports_each_dependency(client: Client) -> None:
+    body = client.get("/readyz").json()
+    assert body["checks"]["database"] == "ok"
+    assert body["checks"]["redis"] == "ok"
+    assert body["status"] == "ok"
