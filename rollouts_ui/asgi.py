@@ -1,4 +1,7 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (see dashboard/web/routing)."""
+"""ASGI entry point: HTTP through Django, websockets through Channels (see dashboard/web/routing).
+
+Websockets are session-authenticated (AuthMiddlewareStack) and their Origin must be an allowed host.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,15 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rollouts_ui.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (Django must be set up first)
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (Django must be set up first)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from dashboard.web.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import include, path
+from django.contrib.staticfiles.views import serve as serve_static
+from django.urls import include, path, re_path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # The app's few static files are served by the app itself (no collectstatic step, no extra server):
+    # every mode, embedded included, works from one process.
+    re_path(r"^static/(?P<path>.+)$", serve_static, {"insecure": True}),
     path("", include("dashboard.web.urls")),
 ]

@@ -1,0 +1,28 @@
+"""The live bus: how the watcher hands current state to every web process.
+
+Contract (stable; the web part reads it):
+
+- ``get_bus()`` (``dashboard.live.bus``) returns a ``LiveBus``: Redis when ``settings.REDIS_URL`` is set,
+  else an in-process store with the same semantics (embedded mode). All methods are async.
+  - ``publish(view, events) -> stream_id`` / ``publish_many([(view, events), ...])`` — the watcher only.
+  - ``remove(key) -> stream_id`` — the rollout is gone.
+  - ``snapshot(key) -> dict | None`` — the latest RolloutView of ``"{cluster}/{namespace}/{name}"``.
+  - ``fleet() -> list[dict]`` — one compact row per rollout, sorted by key (``fleet_row`` lists fields).
+  - ``read_since(stream_id, *, key=None, count=100) -> [(id, entry)]`` — updates strictly after
+    ``stream_id`` (``"0-0"`` for all kept), optionally only one rollout's. Raises ``StreamTrimmed`` when the
+    id is older than the oldest update kept: send the snapshot again. An entry is
+    ``{"key", "op": "update"|"remove", "view": dict|None, "row": dict|None, "events": [timeline events]}``.
+  - ``last_id() -> str`` — the newest stream id (``"0-0"`` when empty).
+  - Store failures raise ``BusError``; a malformed stream id raises ``ValueError`` naming it.
+- Resuming without loss: read ``last_id()`` BEFORE ``snapshot()``/``fleet()``, send those, then
+  ``read_since(that id)``; updates carry full views, so applying one twice is harmless.
+- Order: a publish writes snapshot + fleet row + stream entry in one Redis transaction, THEN rings the
+  doorbell: channel-layer group ``rollout.<sha1(key)[:16]>`` (``messages.rollout_group``) at once, and
+  group ``fleet`` at most every 100 ms, with ``{"type": "rollout.updated", "key", "stream_id"}`` (the fleet's
+  key is ``"*"``). The doorbell may be lost; the stream may not.
+- Redis keys (prefix ``settings.LIVE_REDIS_PREFIX``, default ``rollouts-ui:``): ``snap`` and ``fleet``
+  (hashes keyed by rollout key), ``stream`` (capped at ``settings.LIVE_STREAM_MAXLEN``),
+  ``lease:{cluster}`` (``dashboard.live.lease``: which watcher of a cluster publishes).
+
+Non-goals: history (``dashboard.history``), access control (the web layer filters what it shows).
+"""

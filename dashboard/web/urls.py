@@ -2,9 +2,20 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.web import health
+from dashboard.web import health, views
+
+_ROLLOUT = "<str:cluster>/<str:namespace>/<str:name>"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("", views.fleet_page, name="fleet"),
+    path(f"rollouts/{_ROLLOUT}/", views.rollout_page, name="rollout"),
+    path(f"rollouts/{_ROLLOUT}/history/", views.history_page, name="history"),
+    path("api/v1/rollouts", views.api_fleet, name="api-fleet"),
+    path(f"api/v1/rollouts/{_ROLLOUT}", views.api_rollout, name="api-rollout"),
+    path(f"api/v1/rollouts/{_ROLLOUT}/timeline", views.api_timeline, name="api-timeline"),
+    path("accounts/login/", views.login_page, name="login"),
+    path("accounts/logout/", views.logout_page, name="logout"),
+    path("assets/plotly.min.js", views.plotly_js, name="plotly-js"),
 ]

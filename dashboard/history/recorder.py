@@ -1,0 +1,317 @@
+"""The history recorder: turns published views and their timeline events into release rows.
+
+``record_batch(items)`` is the pure-ish core (Django ORM, synchronous): for every ``(view, events, at)``
+it makes sure the releases exist, updates the current release from the view (revision, images, steps
+reached, outcome, git revision) and inserts the events. Inserts use ``ignore_conflicts`` against the
+unique constraints, so recording the same thing twice is a no-op.
+
+``Recorder`` runs ``record_batch`` on its own thread, in batches, so the watcher's event loop never waits
+for the database; a database outage is retried with backoff while the queue (bounded) holds the work.
+``prune_history(days)`` deletes releases that ended more than ``days`` ago (``HISTORY_RETENTION_DAYS``).
+
+Non-goals: no reading API (the web part queries the models), no live state.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.db import close_old_connections, transaction
+from django.db.utils import DatabaseError, InterfaceError
+
+from dashboard.domain import timeline as tl
+from dashboard.history.models import Outcome, Release, TimelineEvent
+
+log = logging.getLogger(__name__)
+
+Item = tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], datetime]
+ReleaseKey = tuple[str, str, str, str]
+ENDED = (Outcome.PROMOTED, Outcome.ABORTED, Outcome.SUPERSEDED)
+
+
+def record_batch(items: Sequence[Item]) -> None:
+    """Record views and events; idempotent, one transaction."""
+    if not items:
+        return
+    with transaction.atomic():
+        releases = _ensure_releases(items)
+        changed: dict[int, Release] = {}
+        new_events: list[TimelineEvent] = []
+        for view, events, at in items:
+            ident = _ident(view)
+            if ident is None:
+                continue
+            for event in events:
+                release = releases.get((*ident, str(event.get("podHash") or "")))
+                if release is None:
+                    continue
+                new_events.append(_event_row(release, event, at))
+                if event.get("kind") == tl.RELEASE_SUPERSEDED and release.outcome == Outcome.IN_PROGRESS:
+                    release.outcome, release.ended_at = Outcome.SUPERSEDED, _event_time(event, at)
+                    changed[release.pk] = release
+            current = releases.get((*ident, str(view.get("currentPodHash") or "")))
+            if current is not None and _apply_view(current, view, at):
+                changed[current.pk] = current
+        if changed:
+            stamp = datetime.now(UTC)
+            for release in changed.values():
+                release.updated_at = stamp  # bulk_update does not apply auto_now
+            Release.objects.bulk_update(
+                list(changed.values()),
+                ["revision", "images", "steps_reached", "step_count", "outcome", "ended_at", "git_revision",
+                 "rollout_uid", "updated_at"],
+            )
+        if new_events:
+            TimelineEvent.objects.bulk_create(new_events, ignore_conflicts=True)
+
+
+def prune_history(days: int, *, now: datetime | None = None) -> int:
+    """Delete releases (and their events) that ended more than ``days`` ago; returns how many."""
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
+    _, per_model = Release.objects.filter(ended_at__lt=cutoff).delete()
+    return per_model.get(Release._meta.label, 0)
+
+
+def _ident(view: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    cluster, namespace, name = view.get("cluster"), view.get("namespace"), view.get("name")
+    if not all(isinstance(v, str) and v for v in (cluster, namespace, name)):
+        return None
+    return str(cluster), str(namespace), str(name)
+
+
+def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
+    """Create the releases the batch refers to (ignoring existing ones) and load them all."""
+    wanted: dict[ReleaseKey, Release] = {}
+    for view, events, at in items:
+        ident = _ident(view)
+        if ident is None:
+            continue
+        started = {str(e.get("podHash")): _event_time(e, at) for e in events
+                   if e.get("kind") == tl.RELEASE_STARTED and e.get("podHash")}
+        hashes = {str(e.get("podHash")) for e in events if e.get("podHash")}
+        if isinstance(view.get("currentPodHash"), str) and view["currentPodHash"]:
+            hashes.add(view["currentPodHash"])
+        for pod_hash in hashes:
+            key = (*ident, pod_hash)
+            if key not in wanted:
+                wanted[key] = Release(
+                    cluster=ident[0], namespace=ident[1], rollout=ident[2], pod_hash=pod_hash,
+                    rollout_uid=str(view.get("uid") or ""), started_at=started.get(pod_hash, at),
+                )
+    if not wanted:
+        return {}
+    Release.objects.bulk_create(list(wanted.values()), ignore_conflicts=True)
+    found: dict[ReleaseKey, Release] = {}
+    by_rollout: dict[tuple[str, str, str], set[str]] = {}
+    for cluster, namespace, rollout, pod_hash in wanted:
+        by_rollout.setdefault((cluster, namespace, rollout), set()).add(pod_hash)
+    for (cluster, namespace, rollout), hashes in by_rollout.items():
+        rows = Release.objects.select_for_update().filter(
+            cluster=cluster, namespace=namespace, rollout=rollout, pod_hash__in=hashes
+        )
+        for row in rows:
+            found[(cluster, namespace, rollout, row.pod_hash)] = row
+    return found
+
+
+def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool:
+    """Bring the current release up to date with its view; True when something changed."""
+    before = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
+              release.ended_at, release.git_revision, release.rollout_uid)
+    revision = view.get("revision")
+    if isinstance(revision, int) and not isinstance(revision, bool):
+        release.revision = revision
+    images = [i.get("image") for i in view.get("images") or () if isinstance(i, Mapping) and i.get("image")]
+    if images:
+        release.images = images
+    step_index = view.get("currentStepIndex")
+    if isinstance(step_index, int) and not isinstance(step_index, bool):
+        release.steps_reached = max(release.steps_reached, step_index)
+    step = view.get("step")
+    if isinstance(step, str) and "/" in step and step.split("/", 1)[1].isdigit():
+        release.step_count = int(step.split("/", 1)[1])
+    git_revision = _git_revision(view)
+    if git_revision:
+        release.git_revision = git_revision[:128]
+    if view.get("uid"):
+        release.rollout_uid = str(view["uid"])[:64]
+    outcome = _outcome(view, release.pod_hash)
+    if outcome == Outcome.IN_PROGRESS:
+        if release.outcome != Outcome.SUPERSEDED:
+            release.outcome, release.ended_at = outcome, None  # e.g. retried after an abort
+    elif release.outcome != outcome:
+        release.outcome, release.ended_at = outcome, at
+    after = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
+             release.ended_at, release.git_revision, release.rollout_uid)
+    return before != after
+
+
+def _outcome(view: Mapping[str, Any], pod_hash: str) -> Outcome:
+    if view.get("stableRS") == pod_hash:
+        return Outcome.PROMOTED
+    if str(view.get("message") or "").startswith("RolloutAborted") or view.get("aborted") is True:
+        return Outcome.ABORTED
+    return Outcome.IN_PROGRESS
+
+
+def _git_revision(view: Mapping[str, Any]) -> str | None:
+    for candidate in (view.get("gitRevision"), (view.get("gitops") or {}).get("revision")
+                      if isinstance(view.get("gitops"), Mapping) else None):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    return None
+
+
+def _event_row(release: Release, event: Mapping[str, Any], at: datetime) -> TimelineEvent:
+    return TimelineEvent(
+        release=release,
+        kind=str(event.get("kind"))[:64],
+        dedupe=str(event.get("dedupe") or "")[:255],
+        at=_event_time(event, at),
+        title=str(event.get("title") or ""),
+        data=dict(event.get("data") or {}),
+    )
+
+
+def _event_time(event: Mapping[str, Any], default: datetime) -> datetime:
+    raw = event.get("at")
+    if isinstance(raw, str):
+        try:
+            return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    return default
+
+
+class Recorder:
+    """Records on a worker thread in batches; ``submit`` never blocks the caller."""
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 500,
+        max_wait: float = 0.2,
+        max_queue: int = 200_000,
+        retention_days: int | None = None,
+        prune_every: float = 3600.0,
+    ) -> None:
+        self.batch_size = batch_size
+        self.max_wait = max_wait
+        self.retention_days = retention_days
+        self.prune_every = prune_every
+        self._queue: queue.Queue[Item | None] = queue.Queue(maxsize=max_queue)
+        self._thread = threading.Thread(target=self._run, name="history-recorder", daemon=True)
+        self._idle = threading.Event()
+        self._idle.set()
+        self.recorded = 0
+        self.dropped = 0
+
+    def start(self) -> Recorder:
+        self._thread.start()
+        return self
+
+    def submit(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], at: datetime) -> None:
+        self._idle.clear()
+        try:
+            self._queue.put_nowait((view, list(events), at))
+        except queue.Full:
+            self.dropped += 1
+            log.error("history queue full: dropped a change of %s/%s/%s", view.get("cluster"),
+                      view.get("namespace"), view.get("name"))
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait until everything submitted so far is written (tests, replay, shutdown)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._queue.unfinished_tasks == 0:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.flush(timeout)
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        last_prune = 0.0
+        try:
+            while True:
+                batch, stop = self._take_batch()
+                if batch:
+                    self._write(batch)
+                if self.retention_days and time.monotonic() - last_prune > self.prune_every:
+                    last_prune = time.monotonic()
+                    self._prune()
+                if stop:
+                    return
+        finally:
+            from django.db import connection
+
+            connection.close()  # the thread's own connection
+
+    def _take_batch(self) -> tuple[list[Item], bool]:
+        first = self._queue.get()
+        if first is None:
+            self._queue.task_done()
+            return [], True
+        batch = [first]
+        deadline = time.monotonic() + self.max_wait
+        while len(batch) < self.batch_size:
+            try:
+                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if item is None:
+                self._queue.task_done()
+                self._write(batch)
+                return [], True
+            batch.append(item)
+        return batch, False
+
+    def _write(self, batch: list[Item]) -> None:
+        delay = 0.5
+        while True:
+            try:
+                close_old_connections()
+                record_batch(batch)
+                self.recorded += len(batch)
+                break
+            except (DatabaseError, InterfaceError) as error:
+                log.warning("recording %d changes failed (%s); retrying in %.1fs", len(batch), error, delay)
+                from django.db import connection
+
+                connection.close()
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 30.0)
+            except Exception:
+                self._write_one_by_one(batch)
+                break
+        for _ in batch:
+            self._queue.task_done()
+
+    def _write_one_by_one(self, batch: list[Item]) -> None:
+        """A batch failed on its data: record what can be, log and skip what cannot."""
+        for item in batch:
+            try:
+                record_batch([item])
+                self.recorded += 1
+            except Exception:
+                view = item[0]
+                log.exception("history: skipped a change of %s/%s/%s that cannot be recorded",
+                              view.get("cluster"), view.get("namespace"), view.get("name"))
+
+    def _prune(self) -> None:
+        try:
+            deleted = prune_history(self.retention_days or 0)
+            if deleted:
+                log.info("history retention: deleted %d releases", deleted)
+        except (DatabaseError, InterfaceError) as error:
+            log.warning("history retention failed: %s", error)

@@ -1,0 +1,266 @@
+"""The informer-like cache of one cluster: every watched object, indexed so a change finds its rollout.
+
+Objects are stored as the API sent them (minus ``managedFields``, which is large and never read), by kind
+and UID. An owner index (owner UID → child UIDs) follows ownerReferences, which is how Argo Rollouts links
+everything: Pod → ReplicaSet → Rollout, AnalysisRun → Rollout or → Experiment → Rollout, Experiment
+ReplicaSet → Experiment → Rollout. ``apply`` and ``replace`` (a relist) return the UIDs of the rollouts
+whose view must be rebuilt, found in O(depth) without scanning; ``inputs`` gathers one rollout's objects
+for the domain model. Argo CD Applications are linked to the Rollouts listed in their ``status.resources``.
+
+Children whose owner has not arrived yet are indexed anyway, so whichever arrives last triggers the
+rebuild (level-triggered: order of arrival does not matter).
+
+Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLLOUT = "Rollout"
+REPLICA_SET = "ReplicaSet"
+POD = "Pod"
+ANALYSIS_RUN = "AnalysisRun"
+EXPERIMENT = "Experiment"
+APPLICATION = "Application"
+KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION)
+
+Obj = dict[str, Any]
+# A change the cache actually applied: (event type, object) — what a recording writes.
+Change = tuple[str, Obj]
+
+
+class MalformedObject(ValueError):
+    """An object the cache cannot index (no UID, wrong types); the message names it."""
+
+
+def object_problem(kind: str, obj: Any) -> str | None:
+    """Why ``obj`` cannot be cached as a ``kind``, or None. Everything else is the domain model's business."""
+    if not isinstance(obj, Mapping):
+        return f"{kind} is a {type(obj).__name__}, not an object"
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return f"{kind} has no metadata"
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        return f"{kind} has no metadata.name"
+    label = f"{kind} {str(meta.get('namespace'))[:100]}/{name[:100]}"
+    uid = meta.get("uid")
+    if not isinstance(uid, str) or not uid or len(uid) > 128:
+        return f"{label} has no valid metadata.uid"
+    if not isinstance(meta.get("namespace", ""), str):
+        return f"{label} has a non-string metadata.namespace"
+    owners = meta.get("ownerReferences", [])
+    if owners is not None and (
+        not isinstance(owners, list) or not all(isinstance(o, Mapping) for o in owners)
+    ):
+        return f"{label} has malformed metadata.ownerReferences"
+    for section in ("spec", "status"):
+        if obj.get(section) is not None and not isinstance(obj.get(section), Mapping):
+            return f"{label} has a {section} that is not an object"
+    return None
+
+
+def describe(kind: str, obj: Any) -> str:
+    """``Kind namespace/name`` for log lines, whatever shape ``obj`` has."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    return f"{kind} {str(meta.get('namespace', ''))[:100]}/{str(meta.get('name', '?'))[:100]}"
+
+
+def uid_of(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"]["uid"])
+
+
+def owner_uids(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    refs = obj.get("metadata", {}).get("ownerReferences") or ()
+    return tuple(
+        str(ref["uid"]) for ref in refs if isinstance(ref, Mapping) and isinstance(ref.get("uid"), str)
+    )
+
+
+def slim(obj: Mapping[str, Any]) -> Obj:
+    """The object without fields nobody reads, to keep 5,000 rollouts' worth of objects small."""
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return dict(obj)
+
+
+@dataclass
+class RolloutInputs:
+    rollout: Obj
+    replicasets: list[Obj] = field(default_factory=list)
+    pods: list[Obj] = field(default_factory=list)
+    analysisruns: list[Obj] = field(default_factory=list)
+    experiments: list[Obj] = field(default_factory=list)
+    applications: list[Obj] = field(default_factory=list)
+
+
+class ClusterCache:
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[str, Obj]] = {kind: {} for kind in KINDS}
+        self.kind_of: dict[str, str] = {}
+        self.children: dict[str, set[str]] = {}
+        self.owners: dict[str, tuple[str, ...]] = {}
+        # Argo CD: rollout (namespace, name) → application UIDs, and what each application lists.
+        self.apps_by_rollout: dict[tuple[str, str], set[str]] = {}
+        self.app_targets: dict[str, tuple[tuple[str, str], ...]] = {}
+        self.rollout_by_name: dict[tuple[str, str], str] = {}
+
+    def get(self, kind: str, uid: str) -> Obj | None:
+        return self.objects[kind].get(uid)
+
+    def rollouts(self) -> dict[str, Obj]:
+        return self.objects[ROLLOUT]
+
+    def apply(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> set[str]:
+        """Apply one watch event; returns the UIDs of the rollouts to rebuild. Raises MalformedObject."""
+        problem = object_problem(kind, obj)
+        if problem:
+            raise MalformedObject(problem)
+        uid = uid_of(obj)
+        old = self.objects[kind].get(uid)
+        affected = self._rollouts_of(uid, kind) if old is not None else set()
+        if event_type == "DELETED":
+            if old is not None:
+                self._remove(kind, uid)
+            return affected
+        self._store(kind, uid, slim(obj))
+        return affected | self._rollouts_of(uid, kind)
+
+    def replace(
+        self, kind: str, namespace: str | None, objs: Iterable[Mapping[str, Any]]
+    ) -> tuple[set[str], list[Change], list[tuple[Any, str]]]:
+        """Make ``kind`` (in ``namespace``, or everywhere) exactly ``objs`` — a relist.
+
+        Returns the affected rollouts, the changes applied (for recordings) and the objects skipped as
+        malformed with the reason.
+        """
+        affected: set[str] = set()
+        changes: list[Change] = []
+        skipped: list[tuple[Any, str]] = []
+        seen: set[str] = set()
+        for obj in objs:
+            problem = object_problem(kind, obj)
+            if problem:
+                skipped.append((obj, problem))
+                continue
+            uid = uid_of(obj)
+            seen.add(uid)
+            old = self.objects[kind].get(uid)
+            if old is not None and _version(old) == _version(obj) and _version(obj):
+                continue
+            affected |= self.apply(kind, "ADDED" if old is None else "MODIFIED", obj)
+            changes.append(("ADDED" if old is None else "MODIFIED", dict(obj)))
+        for uid, old in list(self.objects[kind].items()):
+            if uid not in seen and (namespace is None or old["metadata"].get("namespace") == namespace):
+                affected |= self.apply(kind, "DELETED", old)
+                changes.append(("DELETED", old))
+        return affected, changes, skipped
+
+    def inputs(self, rollout_uid: str) -> RolloutInputs | None:
+        rollout = self.objects[ROLLOUT].get(rollout_uid)
+        if rollout is None:
+            return None
+        found = RolloutInputs(rollout=rollout)
+        experiments = self._children(rollout_uid, EXPERIMENT)
+        found.experiments = experiments
+        owners = [rollout_uid, *(uid_of(e) for e in experiments)]
+        for owner in owners:
+            found.replicasets.extend(self._children(owner, REPLICA_SET))
+            found.analysisruns.extend(self._children(owner, ANALYSIS_RUN))
+        for rs in found.replicasets:
+            found.pods.extend(self._children(uid_of(rs), POD))
+        for app_uid in sorted(self.apps_by_rollout.get(_name_key(rollout), ())):
+            app = self.objects[APPLICATION].get(app_uid)
+            if app is not None:
+                found.applications.append(app)
+        return found
+
+    def _children(self, owner: str, kind: str) -> list[Obj]:
+        store = self.objects[kind]
+        return [store[uid] for uid in sorted(self.children.get(owner, ())) if uid in store]
+
+    def _store(self, kind: str, uid: str, obj: Obj) -> None:
+        self._unindex(uid)
+        self.objects[kind][uid] = obj
+        self.kind_of[uid] = kind
+        owners = owner_uids(obj)
+        self.owners[uid] = owners
+        for owner in owners:
+            self.children.setdefault(owner, set()).add(uid)
+        if kind == ROLLOUT:
+            self.rollout_by_name[_name_key(obj)] = uid
+        if kind == APPLICATION:
+            targets = _application_rollouts(obj)
+            self.app_targets[uid] = targets
+            for target in targets:
+                self.apps_by_rollout.setdefault(target, set()).add(uid)
+
+    def _remove(self, kind: str, uid: str) -> None:
+        self._unindex(uid)
+        old = self.objects[kind].pop(uid, None)
+        if kind == ROLLOUT and old is not None and self.rollout_by_name.get(_name_key(old)) == uid:
+            del self.rollout_by_name[_name_key(old)]
+        self.kind_of.pop(uid, None)
+
+    def _unindex(self, uid: str) -> None:
+        for owner in self.owners.pop(uid, ()):
+            siblings = self.children.get(owner)
+            if siblings is not None:
+                siblings.discard(uid)
+                if not siblings:
+                    del self.children[owner]
+        for target in self.app_targets.pop(uid, ()):
+            apps = self.apps_by_rollout.get(target)
+            if apps is not None:
+                apps.discard(uid)
+                if not apps:
+                    del self.apps_by_rollout[target]
+
+    def _rollouts_of(self, uid: str, kind: str) -> set[str]:
+        """The rollouts an object belongs to, following owners up (Pod → RS → Experiment → Rollout)."""
+        if kind == ROLLOUT:
+            return {uid}
+        if kind == APPLICATION:
+            by_name = self.rollout_by_name
+            return {by_name[t] for t in self.app_targets.get(uid, ()) if t in by_name}
+        found: set[str] = set()
+        frontier = [uid]
+        for _ in range(4):
+            next_frontier = []
+            for current in frontier:
+                for owner in self.owners.get(current, ()):
+                    owner_kind = self.kind_of.get(owner)
+                    if owner_kind == ROLLOUT:
+                        found.add(owner)
+                    elif owner_kind is not None:
+                        next_frontier.append(owner)
+            if not next_frontier:
+                break
+            frontier = next_frontier
+        return found
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+
+
+def _name_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"])
+
+
+def _application_rollouts(app: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    status = app.get("status")
+    resources = status.get("resources") if isinstance(status, Mapping) else None
+    if not isinstance(resources, list):
+        return ()
+    return tuple(
+        (str(r.get("namespace") or ""), str(r["name"]))
+        for r in resources
+        if isinstance(r, Mapping) and r.get("kind") == ROLLOUT and isinstance(r.get("name"), str)
+    )

@@ -1,0 +1,182 @@
+"""Connecting to a Kubernetes API: kubeconfig (context selectable) or in-cluster configuration.
+
+The official client's loaders (``kubernetes.aio.config`` / ``kubernetes.config``) read the configuration
+and handle credentials (tokens, client certificates, exec plugins, refresh). The watcher then talks to
+the API through ``KubeApi``, a small aiohttp wrapper that keeps objects as plain JSON dicts: watching
+thousands of objects through the generated models would spend most of the CPU on deserialization, and
+the domain model reads dicts anyway.
+
+``sync_api_client()`` gives the synchronous official client for code outside the event loop (actions).
+
+Non-goals: no object models, no retries (the watch loop decides about those), no writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+
+class ConfigError(Exception):
+    """The kubeconfig or in-cluster configuration is missing or wrong; the message says what."""
+
+
+class ApiError(Exception):
+    """The API answered with an error status (or an ``ERROR`` watch event)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = 10.0
+    read: float = 60.0
+
+
+async def load_configuration(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """A ``kubernetes.aio.client.Configuration`` from a kubeconfig, else from the pod's service account."""
+    from kubernetes.aio import client, config
+
+    configuration = client.Configuration()
+    path = kubeconfig or _default_kubeconfig()
+    if path is None:
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except config.ConfigException as error:
+            raise ConfigError(
+                f"no kubeconfig given (--kubeconfig / KUBECONFIG / ~/.kube/config) and not running in a "
+                f"cluster: {error}"
+            ) from None
+        return configuration
+    if not Path(path).is_file():
+        raise ConfigError(f"kubeconfig {path!r} does not exist")
+    if context is not None:
+        names = [c.get("name") for c in config.list_kube_config_contexts(path)[0]]
+        if context not in names:
+            raise ConfigError(
+                f"context {context!r} is not in {path} (contexts: {', '.join(map(str, names))})"
+            )
+    try:
+        await config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
+    except (config.ConfigException, OSError, ValueError) as error:
+        raise ConfigError(f"kubeconfig {path!r} could not be loaded: {error}") from None
+    return configuration
+
+
+def sync_api_client(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """The synchronous official ``ApiClient`` for the same configuration rules."""
+    from kubernetes import client, config
+
+    path = kubeconfig or _default_kubeconfig()
+    try:
+        if path is None:
+            config.load_incluster_config()
+            return client.ApiClient()
+        return config.new_client_from_config(config_file=path, context=context)
+    except (config.ConfigException, OSError, ValueError) as error:
+        raise ConfigError(f"Kubernetes configuration could not be loaded: {error}") from None
+
+
+def _default_kubeconfig() -> str | None:
+    env = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+    if env:
+        return env
+    home = Path.home() / ".kube" / "config"
+    return str(home) if home.is_file() else None
+
+
+class KubeApi:
+    """GET lists and watch streams as JSON dicts, with the configuration's server, credentials and CA."""
+
+    def __init__(self, configuration: Any) -> None:
+        self.configuration = configuration
+        self.host = str(configuration.host).rstrip("/")
+        self._session: aiohttp.ClientSession | None = None
+
+    @classmethod
+    async def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeApi:
+        return cls(await load_configuration(kubeconfig, context))
+
+    def _ssl(self) -> ssl.SSLContext | bool:
+        cfg = self.configuration
+        if not self.host.startswith("https"):
+            return False
+        context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+        if cfg.cert_file:
+            context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+        if not cfg.verify_ssl:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return context
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(ssl=self._ssl(), limit=50),
+                # Watch events are single lines; allow objects of several MB (annotations can be huge).
+                read_bufsize=2**22,
+            )
+        return self._session
+
+    async def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        settings = await self.configuration.auth_settings()  # refreshes expiring tokens
+        for auth in settings.values():
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[str(auth["key"])] = str(auth["value"])
+        return headers
+
+    async def get(self, path: str, params: Mapping[str, str], timeouts: Timeouts) -> dict[str, Any]:
+        timeout = aiohttp.ClientTimeout(total=timeouts.connect + timeouts.read, sock_connect=timeouts.connect)
+        async with self.session().get(
+            self.host + path, params=dict(params), headers=await self._headers(), timeout=timeout
+        ) as response:
+            body = await response.read()
+            if response.status >= 400:
+                raise ApiError(response.status, _reason(body, response.reason))
+            return dict(json.loads(body))
+
+    async def watch(
+        self, path: str, params: Mapping[str, str], timeouts: Timeouts
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield watch events; a silence longer than ``timeouts.read`` raises ``asyncio.TimeoutError``."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeouts.connect, sock_read=timeouts.read)
+        async with self.session().get(
+            self.host + path,
+            params={**params, "watch": "true"},
+            headers=await self._headers(),
+            timeout=timeout,
+        ) as response:
+            if response.status >= 400:
+                raise ApiError(response.status, _reason(await response.read(), response.reason))
+            async for line in response.content:
+                if line.strip():
+                    event = json.loads(line)
+                    if not isinstance(event, dict):
+                        raise ValueError(f"watch event is not an object: {line[:200]!r}")
+                    yield event
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _reason(body: bytes, fallback: str | None) -> str:
+    try:
+        status = json.loads(body)
+        if isinstance(status, dict) and status.get("message"):
+            return str(status.get("reason") or "") + ": " + str(status["message"])
+    except ValueError:
+        pass
+    return fallback or body[:200].decode(errors="replace")

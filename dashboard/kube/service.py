@@ -1,0 +1,36 @@
+"""Assembling a watcher from settings: the bus, the lease, the recorder — shared by ``watch``, ``replay``
+and the benchmark so each runs the same pipeline.
+
+Non-goals: argument parsing (the commands do it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from dashboard.history.recorder import Recorder
+from dashboard.live.bus import DEFAULT_PREFIX, LiveBus, get_bus
+from dashboard.live.lease import Lease, MemoryLease, RedisLease
+
+
+def channel_layer() -> Any:
+    from channels.layers import get_channel_layer
+
+    return get_channel_layer()
+
+
+def live_bus(prefix: str | None = None) -> LiveBus:
+    return get_bus(channel_layer=channel_layer(), prefix=prefix)
+
+
+def lease_for(cluster: str, prefix: str | None = None) -> Lease:
+    if settings.REDIS_URL:
+        prefix = prefix if prefix is not None else str(getattr(settings, "LIVE_REDIS_PREFIX", DEFAULT_PREFIX))
+        return RedisLease(settings.REDIS_URL, prefix=prefix, cluster=cluster)
+    return MemoryLease()
+
+
+def history_recorder() -> Recorder:
+    return Recorder(retention_days=settings.HISTORY_RETENTION_DAYS).start()

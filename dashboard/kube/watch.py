@@ -1,0 +1,197 @@
+"""The watch loop: list, then watch from the list's resourceVersion, forever, for one kind.
+
+``watch_kind`` is the whole protocol in one function (after kopf's ``watching.py``):
+
+1. List (paginated, ``limit``/``continue``) and hand the full set to the sink, which diffs it against its
+   cache — a relist rebuilds, it never trusts that every event was seen.
+2. Watch from the list's ``resourceVersion`` with ``allowWatchBookmarks`` and a server-side
+   ``timeoutSeconds`` (jittered so a fleet of watches does not reconnect at once). Every call has a
+   client-side timeout too: a stream silent for ``silence_timeout`` is dropped and resumed.
+3. When the server ends a watch normally, resume from the last resourceVersion seen (bookmarks count).
+4. ``410 Gone`` (an ERROR event or a status) → relist at once. Any other failure → back off exponentially
+   with full jitter, then relist.
+5. A kind whose CRD is missing (404) and marked optional is logged once and looked at again only every
+   ``missing_crd_retry`` seconds — never in a hot loop.
+
+All timeouts live in ``WatchSettings``. Non-goals: no caching and no view building (the sink does that),
+no use of ``kubernetes.informer`` (it crashes on custom resources).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+
+from dashboard.kube.connection import ApiError, KubeApi, Timeouts
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    server_timeout: float = 300.0  # timeoutSeconds asked of the API server (jittered down by up to 20 %)
+    silence_timeout: float = 90.0  # no byte for this long (bookmarks included) → the stream is dead
+    connect_timeout: float = 10.0
+    list_timeout: float = 60.0  # per page
+    page_size: int = 500
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+    missing_crd_retry: float = 600.0
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    group: str
+    version: str
+    plural: str
+    label_selector: str | None = None
+    optional: bool = False  # a CRD that may not be installed (Argo CD's Application)
+
+    def path(self, namespace: str | None) -> str:
+        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
+        return f"{base}/namespaces/{namespace}/{self.plural}" if namespace else f"{base}/{self.plural}"
+
+
+POD_HASH_LABEL = "rollouts-pod-template-hash"
+WATCHED_KINDS = (
+    Kind("Rollout", "argoproj.io", "v1alpha1", "rollouts"),
+    Kind("ReplicaSet", "apps", "v1", "replicasets", label_selector=POD_HASH_LABEL),
+    Kind("Pod", "", "v1", "pods", label_selector=POD_HASH_LABEL),
+    Kind("AnalysisRun", "argoproj.io", "v1alpha1", "analysisruns"),
+    Kind("Experiment", "argoproj.io", "v1alpha1", "experiments"),
+    Kind("Application", "argoproj.io", "v1alpha1", "applications", optional=True),
+)
+
+
+class WatchSink(Protocol):
+    def listed(self, kind: str, namespace: str | None, objects: Sequence[dict[str, Any]]) -> None: ...
+
+    def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None: ...
+
+    def unavailable(self, kind: str, namespace: str | None) -> None: ...
+
+
+class Gone(Exception):
+    """The resourceVersion is too old (410): relist."""
+
+
+@dataclass
+class WatchStats:
+    lists: int = 0
+    watches: int = 0
+    events: int = 0
+    gone: int = 0
+    errors: int = 0
+    silences: int = 0
+
+
+async def watch_kind(
+    api: KubeApi,
+    kind: Kind,
+    namespace: str | None,
+    sink: WatchSink,
+    settings: WatchSettings = WatchSettings(),
+    stats: WatchStats | None = None,
+) -> None:
+    """List and watch ``kind`` in ``namespace`` (None: all) until cancelled."""
+    stats = stats if stats is not None else WatchStats()
+    where = f"{kind.name} in {namespace or 'all namespaces'}"
+    path = kind.path(namespace)
+    selector = {"labelSelector": kind.label_selector} if kind.label_selector else {}
+    delay = settings.backoff_initial
+    missing_logged = False
+    while True:
+        try:
+            # 1. List, page by page; the last page's resourceVersion is where the watch starts.
+            objects: list[dict[str, Any]] = []
+            params: dict[str, str] = {**selector, "limit": str(settings.page_size)}
+            while True:
+                page = await api.get(path, params, Timeouts(settings.connect_timeout, settings.list_timeout))
+                objects.extend(i for i in page.get("items") or () if isinstance(i, dict))
+                metadata = page.get("metadata") or {}
+                if not metadata.get("continue"):
+                    break
+                params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}
+            version = str(metadata.get("resourceVersion") or "")
+            stats.lists += 1
+            sink.listed(kind.name, namespace, objects)
+            del objects
+            missing_logged = False
+            delay = settings.backoff_initial
+
+            # 2-3. Watch sessions, each resuming where the last one ended.
+            while True:
+                stats.watches += 1
+                timeout_seconds = int(settings.server_timeout * random.uniform(0.8, 1.0))
+                watch_params = {
+                    **selector,
+                    "allowWatchBookmarks": "true",
+                    "timeoutSeconds": str(timeout_seconds),
+                }
+                if version:
+                    watch_params["resourceVersion"] = version
+                timeouts = Timeouts(settings.connect_timeout, settings.silence_timeout)
+                async for event in api.watch(path, watch_params, timeouts):
+                    version = _handle_event(kind, event, sink, version, stats)
+
+        except asyncio.CancelledError:
+            raise
+        except Gone:
+            stats.gone += 1
+            log.info("%s: resourceVersion expired (410 Gone); relisting", where)
+            continue
+        except ApiError as error:
+            if error.status == 410:
+                stats.gone += 1
+                log.info("%s: 410 Gone; relisting", where)
+                continue
+            if error.status == 404 and kind.optional:
+                if not missing_logged:
+                    log.warning(
+                        "%s: not served (is the CRD installed?); skipped, re-checked every %.0fs",
+                        where,
+                        settings.missing_crd_retry,
+                    )
+                    missing_logged = True
+                sink.unavailable(kind.name, namespace)
+                await asyncio.sleep(settings.missing_crd_retry)
+                continue
+            stats.errors += 1
+            log.warning("%s: API error %s; retrying in up to %.1fs", where, error, delay)
+        except TimeoutError:
+            stats.silences += 1
+            log.warning("%s: no response for %.0fs; reconnecting", where, settings.silence_timeout)
+        except (aiohttp.ClientError, OSError, ValueError) as error:
+            stats.errors += 1
+            log.warning("%s: %s: %s; retrying in up to %.1fs", where, type(error).__name__, error, delay)
+        # 4. Full jitter: a fleet of watchers that lost the same server does not return in lockstep.
+        await asyncio.sleep(random.uniform(0, delay))
+        delay = min(delay * 2, settings.backoff_max)
+
+
+def _handle_event(
+    kind: Kind, event: Mapping[str, Any], sink: WatchSink, version: str, stats: WatchStats
+) -> str:
+    """Pass one watch event to the sink; returns the resourceVersion to resume from."""
+    event_type, obj = event.get("type"), event.get("object")
+    if event_type == "ERROR":
+        code = obj.get("code") if isinstance(obj, Mapping) else None
+        if code == 410:
+            raise Gone()
+        message = obj.get("message") if isinstance(obj, Mapping) else obj
+        raise ApiError(int(code) if isinstance(code, int) else 500, f"watch error: {message}")
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    new_version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    if isinstance(new_version, str) and new_version:
+        version = new_version
+    if event_type in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict):
+        stats.events += 1
+        sink.changed(kind.name, event_type, obj)
+    return version

@@ -1,0 +1,409 @@
+"""The watcher of one cluster: watch streams → cache → views → live bus + history.
+
+``Watcher`` is the sink of every ``watch_kind`` loop. A change updates the cache and marks the rollouts it
+belongs to dirty; the publisher rebuilds each dirty rollout's view with the domain model, and publishes it
+only if it differs from what was last published (ignoring fields that only move with the clock, like
+ages), at most once per ``min_publish_interval`` per rollout (bursts coalesce; the latest state always
+wins). Timeline events are the diff between the last published view and the new one; the recorder
+writes them (on its own thread) after the bus accepted the publish.
+
+Only the holder of the cluster's lease publishes. On getting the lease (at start, after a takeover, or
+after Redis lost its data) the watcher resyncs: it reads what the bus holds for the cluster, removes
+rollouts that no longer exist and republishes every view that differs. Nothing is published before
+every kind has been listed once, so a half-filled cache never reaches a page.
+
+``replay`` feeds a recording through the same pipeline. Non-goals: the watch protocol itself
+(``watch.py``), deciding anything about rollouts (``dashboard.domain``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from dashboard.domain.rollout_view import build_rollout_view
+from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
+from dashboard.history.recorder import Recorder
+from dashboard.kube.cache import ClusterCache, MalformedObject, RolloutInputs, describe
+from dashboard.kube.connection import KubeApi
+from dashboard.kube.recording import RecordedEvent, RecordingWriter
+from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
+from dashboard.live.bus import BusError, LiveBus
+from dashboard.live.lease import Lease, LeaseState
+
+log = logging.getLogger(__name__)
+
+# View fields that change with the clock alone (or with writes nobody sees): not a reason to publish.
+VOLATILE_KEYS = frozenset(
+    {"updatedAt", "age", "scaleDownDelay", "remainingSeconds", "pauseRemainingSeconds", "resourceVersion"}
+)
+
+
+def comparable(value: Any) -> Any:
+    """``value`` without volatile keys, at any depth: two views are "the same" when these are equal."""
+    if isinstance(value, Mapping):
+        return {k: comparable(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list | tuple):
+        return [comparable(v) for v in value]
+    return value
+
+
+def digest(view: Mapping[str, Any]) -> bytes:
+    text = json.dumps(comparable(view), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def gitops_summary(applications: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What the Argo CD Application managing a rollout says (sync, health, revision), or None."""
+    if not applications:
+        return None
+    app = applications[0]
+    meta, status = app.get("metadata") or {}, app.get("status") or {}
+    sync, health = status.get("sync") or {}, status.get("health") or {}
+    revision = sync.get("revision") or next(iter(sync.get("revisions") or ()), None)
+    return {
+        "application": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+        "sync": sync.get("status"),
+        "health": health.get("status"),
+        "revision": revision if isinstance(revision, str) else None,
+    }
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    min_publish_interval: float = 0.25  # per rollout: a burst becomes at most ~4 updates a second
+    batch_size: int = 100  # views built between two yields to the event loop
+    bus_retry: float = 2.0  # after a failed publish
+
+
+@dataclass
+class PipelineStats:
+    changes: int = 0
+    builds: int = 0
+    published: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    malformed: int = 0
+    publish_failures: int = 0
+    resyncs: int = 0
+
+
+class Watcher:
+    def __init__(
+        self,
+        cluster: str,
+        *,
+        bus: LiveBus,
+        lease: Lease,
+        recorder: Recorder | None = None,
+        record_to: RecordingWriter | None = None,
+        settings: PipelineSettings = PipelineSettings(),
+        watch_settings: WatchSettings = WatchSettings(),  # noqa: B008 - frozen
+        kinds: Sequence[Kind] = WATCHED_KINDS,
+        namespaces: Sequence[str] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        on_published: Callable[[Sequence[tuple[str, Mapping[str, Any], str]]], None] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.bus = bus
+        self.lease = lease
+        self.recorder = recorder
+        self.record_to = record_to
+        self.settings = settings
+        self.watch_settings = watch_settings
+        self.kinds = tuple(kinds)
+        self.namespaces: tuple[str | None, ...] = tuple(namespaces) if namespaces else (None,)
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.on_published = on_published
+        self.cache = ClusterCache()
+        self.stats = PipelineStats()
+        self.watch_stats = WatchStats()
+        self.leader = False
+        self._dirty: dict[str, float] = {}
+        self._basis: dict[str, dict[str, Any]] = {}  # what timeline_events needs of the last publish
+        self._digest: dict[str, bytes] = {}
+        self._keys: dict[str, str] = {}
+        self._last_publish: dict[str, float] = {}
+        self._synced: set[tuple[str, str | None]] = set()
+        self._ready = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
+        self._resync_pending = False
+        self._logged: set[tuple[str, str]] = set()
+
+    # ---- the sink of the watch loops ---------------------------------------------------------------------
+
+    def listed(self, kind: str, namespace: str | None, objects: Sequence[dict[str, Any]]) -> None:
+        at = self.clock()
+        affected, changes, skipped = self.cache.replace(kind, namespace, objects)
+        for obj, problem in skipped:
+            self._malformed(kind, obj, problem)
+        if self.record_to is not None:
+            for event_type, obj in changes:
+                self.record_to.write(self.cluster, event_type, obj, at)
+        self.stats.changes += len(changes)
+        self._mark(affected)
+        self._synced.add((kind, namespace))
+        self._check_ready()
+
+    def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
+        if self.record_to is not None:
+            self.record_to.write(self.cluster, event_type, obj, self.clock())
+        try:
+            affected = self.cache.apply(kind, event_type, obj)
+        except MalformedObject as error:
+            self._malformed(kind, obj, str(error))
+            return
+        self.stats.changes += 1
+        self._mark(affected)
+
+    def unavailable(self, kind: str, namespace: str | None) -> None:
+        self._synced.add((kind, namespace))
+        self._check_ready()
+
+    def _check_ready(self) -> None:
+        if not self._ready.is_set() and all(
+            (k.name, ns) in self._synced for k in self.kinds for ns in self.namespaces
+        ):
+            log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.rollouts()))
+            self._ready.set()
+            self._wake.set()
+
+    def _mark(self, uids: Iterable[str]) -> None:
+        now = time.monotonic()
+        for uid in uids:
+            self._dirty.setdefault(uid, now)
+        if self._dirty:
+            self._wake.set()
+
+    def _malformed(self, kind: str, obj: Any, problem: str) -> None:
+        self.stats.malformed += 1
+        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+        version = str(meta.get("resourceVersion")) if isinstance(meta, Mapping) else ""
+        mark = (describe(kind, obj), version)
+        if mark not in self._logged:
+            if len(self._logged) > 10_000:
+                self._logged.clear()
+            self._logged.add(mark)
+            log.warning("%s: skipped a malformed object: %s", self.cluster, problem)
+
+    # ---- running -----------------------------------------------------------------------------------------
+
+    async def run(self, api: KubeApi) -> None:
+        """Watch every kind, hold/seek the lease and publish, until cancelled."""
+        tasks = [
+            asyncio.create_task(
+                watch_kind(api, kind, ns, self, self.watch_settings, self.watch_stats),
+                name=f"watch-{kind.name}-{ns or 'all'}",
+            )
+            for kind in self.kinds
+            for ns in self.namespaces
+        ]
+        tasks.append(asyncio.create_task(self.keep_lease(), name="lease"))
+        tasks.append(asyncio.create_task(self.publish_forever(), name="publisher"))
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self.lease.release()
+
+    async def keep_lease(self) -> None:
+        while True:
+            state = await self.lease.renew()
+            if state is LeaseState.STANDBY:
+                if self.leader:
+                    log.warning("%s: lost the lease; standing by", self.cluster)
+                self.leader = False
+            elif state is LeaseState.ACQUIRED or not self.leader:
+                log.info("%s: holding the lease; publishing", self.cluster)
+                self.leader = True
+                self._resync_pending = True
+                self._wake.set()
+            await asyncio.sleep(self.lease.renew_seconds)
+
+    async def publish_forever(self) -> None:
+        await self._ready.wait()
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.flush()
+            except BusError as error:
+                self.stats.publish_failures += 1
+                log.warning(
+                    "%s: publishing failed (%s); retrying in %.0fs",
+                    self.cluster,
+                    error,
+                    self.settings.bus_retry,
+                )
+                await asyncio.sleep(self.settings.bus_retry)
+                self._wake.set()
+
+    async def flush(self, *, force: bool = False) -> None:
+        """Publish every dirty rollout that is due (all of them with ``force``)."""
+        if not self.leader:
+            return
+        if self._resync_pending:
+            await self._resync()
+        now = time.monotonic()
+        interval = self.settings.min_publish_interval
+        due: list[str] = []
+        next_due: float | None = None
+        for uid in self._dirty:
+            ready_at = self._last_publish.get(uid, 0.0) + interval
+            if force or ready_at <= now:
+                due.append(uid)
+            elif next_due is None or ready_at < next_due:
+                next_due = ready_at
+        for start in range(0, len(due), self.settings.batch_size):
+            await self._publish(due[start : start + self.settings.batch_size])
+            await asyncio.sleep(0)  # let the watch streams in between batches
+        if next_due is not None and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(max(0.0, next_due - now), self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        self._wake.set()
+
+    async def _publish(self, uids: list[str]) -> None:
+        at = self.clock()
+        updates: list[tuple[str, dict[str, Any], list[dict[str, Any]], bytes]] = []
+        removals: list[str] = []
+        for uid in uids:
+            inputs = self.cache.inputs(uid)
+            if inputs is None:
+                if uid in self._keys:
+                    removals.append(uid)
+                continue
+            view = self._build(uid, inputs, at)
+            if view is None:
+                continue
+            view_digest = digest(view)
+            if self._digest.get(uid) == view_digest:
+                self.stats.unchanged += 1
+                continue
+            updates.append((uid, view, timeline_events(self._basis.get(uid), view, at=at), view_digest))
+        # Publish first; only then forget the dirt (a failed publish leaves it for the retry).
+        ids = (
+            await self.bus.publish_many([(view, events) for _, view, events, _ in updates]) if updates else []
+        )
+        for uid in removals:
+            await self.bus.remove(self._keys[uid])
+        stamp = time.monotonic()
+        for uid in uids:
+            self._dirty.pop(uid, None)
+        published = []
+        for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
+            self._basis[uid] = timeline_basis(view)
+            self._digest[uid] = view_digest
+            self._keys[uid] = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
+            self._last_publish[uid] = stamp
+            if self.recorder is not None and events:
+                self.recorder.submit(view, events, at)
+            published.append((self._keys[uid], view, stream_id))
+        for uid in removals:
+            self._basis.pop(uid, None)
+            self._digest.pop(uid, None)
+            self._keys.pop(uid, None)
+            self._last_publish.pop(uid, None)
+        self.stats.published += len(updates)
+        self.stats.removed += len(removals)
+        if self.on_published is not None and published:
+            self.on_published(published)
+
+    def _build(self, uid: str, inputs: RolloutInputs, at: datetime) -> dict[str, Any] | None:
+        self.stats.builds += 1
+        try:
+            view = build_rollout_view(
+                inputs.rollout,
+                replicasets=inputs.replicasets,
+                pods=inputs.pods,
+                analysisruns=inputs.analysisruns,
+                experiments=inputs.experiments,
+                now=at,
+                cluster=self.cluster,
+            ).to_dict()
+        except Exception as error:  # the domain promises not to raise; one bad object must not stop us
+            self._malformed("Rollout", inputs.rollout, f"building its view failed: {error!r}")
+            return None
+        gitops = gitops_summary(inputs.applications)
+        if gitops is not None:
+            view.setdefault("gitops", gitops)
+        return view
+
+    async def _resync(self) -> None:
+        """Make the bus hold exactly this cluster's current views (after getting the lease)."""
+        self._resync_pending = False
+        self.stats.resyncs += 1
+        held = await self.bus.snapshots(self.cluster)
+        current: dict[str, str] = {}
+        for uid, rollout in self.cache.rollouts().items():
+            meta = rollout["metadata"]
+            current[f"{self.cluster}/{meta.get('namespace', '')}/{meta['name']}"] = uid
+        for key in held.keys() - current.keys():
+            await self.bus.remove(key)
+        for key, uid in current.items():
+            snapshot = held.get(key)
+            if snapshot is not None:
+                # What pages show now is the baseline for both "changed?" and the timeline.
+                self._basis[uid] = timeline_basis(snapshot)
+                self._digest[uid] = digest(snapshot)
+            else:
+                self._digest.pop(uid, None)
+            self._keys[uid] = key
+        self._mark(current.values())
+        log.info("%s: resynced (%d held, %d current)", self.cluster, len(held), len(current))
+
+    # ---- replay ------------------------------------------------------------------------------------------
+
+    async def replay(self, events: Iterable[RecordedEvent], *, speed: float = 0.0) -> int:
+        """Feed recorded events through the pipeline; ``speed`` 0 means as fast as possible.
+
+        Events recorded at the same instant (a list) are applied together, then every change is published
+        without coalescing, so the timeline is the one the live watcher would have written.
+        """
+        self.leader = True
+        self._ready.set()
+        count = 0
+        group_at: datetime | None = None
+        last_wall = time.monotonic()
+        for event in events:
+            if group_at is not None and event.at != group_at:
+                await self._replay_flush(group_at)
+                if speed > 0:
+                    wait = (event.at - group_at).total_seconds() / speed - (time.monotonic() - last_wall)
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    last_wall = time.monotonic()
+            group_at = event.at
+            kind = event.object.get("kind")
+            if isinstance(kind, str):
+                self.changed(kind, event.type, event.object)
+                count += 1
+            else:
+                self._malformed("object", event.object, "recorded object has no kind")
+        if group_at is not None:
+            await self._replay_flush(group_at)
+        return count
+
+    async def _replay_flush(self, at: datetime) -> None:
+        self.clock = lambda: at
+        await self.flush(force=True)
+
+
+def describe_stats(watcher: Watcher) -> str:
+    s, w = watcher.stats, watcher.watch_stats
+    return (
+        f"changes={s.changes} builds={s.builds} published={s.published} unchanged={s.unchanged} "
+        f"removed={s.removed} malformed={s.malformed} lists={w.lists} watches={w.watches} gone={w.gone} "
+        f"errors={w.errors} silences={w.silences} at={format_time(datetime.now(UTC))}"
+    )

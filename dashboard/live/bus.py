@@ -1,0 +1,398 @@
+"""The live bus: current snapshots, the fleet index and the update stream (see the package docstring).
+
+Two implementations with the same semantics: ``RedisBus`` (when ``settings.REDIS_URL`` is set) and
+``MemoryBus`` (embedded mode, one process). ``get_bus()`` picks one. Every method is async because the
+readers are websocket consumers and the writer is the asyncio watcher; sync code calls them through
+``asgiref.sync.async_to_sync``.
+
+Non-goals: no history (the database has it), no fan-out bookkeeping per browser (the stream ids are
+enough), no delivery guarantee from the channel layer (it is only the doorbell).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from dashboard.live.messages import FLEET_GROUP, FLEET_KEY, rollout_group, rollout_updated
+
+log = logging.getLogger(__name__)
+Entry = dict[str, Any]
+DEFAULT_PREFIX = "rollouts-ui:"
+FLEET_DOORBELL_SECONDS = 0.1  # the fleet page needs no more than ~10 doorbells a second
+
+
+class BusError(Exception):
+    """The bus's store could not be reached or answered with an error."""
+
+
+class StreamTrimmed(Exception):
+    """The id given to ``read_since`` is older than the oldest entry kept: reload the snapshot."""
+
+
+class LiveBus(Protocol):
+    async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str: ...
+
+    async def publish_many(
+        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> list[str]: ...
+
+    async def remove(self, key: str) -> str: ...
+
+    async def snapshot(self, key: str) -> dict[str, Any] | None: ...
+
+    async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]: ...
+
+    async def fleet(self) -> list[dict[str, Any]]: ...
+
+    async def read_since(
+        self, stream_id: str, *, key: str | None = None, count: int = 100
+    ) -> list[tuple[str, Entry]]: ...
+
+    async def last_id(self) -> str: ...
+
+
+def view_key(view: Mapping[str, Any]) -> str:
+    return f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}"
+
+
+def fleet_row(view: Mapping[str, Any]) -> dict[str, Any]:
+    """The compact summary of one rollout that the fleet page lists."""
+    severities = {"critical": 0, "warning": 0, "info": 0}
+    for finding in view.get("findings") or ():
+        severity = finding.get("severity") if isinstance(finding, Mapping) else None
+        if severity in severities:
+            severities[severity] += 1
+    row = {
+        "key": view_key(view),
+        **{
+            field: view.get(field)
+            for field in (
+                "cluster",
+                "namespace",
+                "name",
+                "status",
+                "message",
+                "step",
+                "setWeight",
+                "actualWeight",
+                "currentPodHash",
+                "stableRS",
+                "strategy",
+            )
+        },
+        "findings": severities,
+        "labels": view.get("labels") or {},
+        "releaseStartedAt": view.get("releaseStartedAt"),
+        "updatedAt": view.get("updatedAt"),
+        "weightSource": view.get("weightSource"),
+    }
+    return row
+
+
+def parse_id(stream_id: str) -> tuple[int, int]:
+    """A stream id ``"<ms>-<seq>"`` as a sortable pair; a clear error for anything else."""
+    try:
+        ms, _, seq = stream_id.partition("-")
+        return int(ms), int(seq or 0)
+    except ValueError:
+        raise ValueError(f"not a stream id: {stream_id!r} (expected '<milliseconds>-<sequence>')") from None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+class _Doorbell:
+    """Rings the channel layer after a write: each rollout's group at once, the fleet group coalesced."""
+
+    def __init__(self, channel_layer: Any) -> None:
+        self.layer: Any = channel_layer
+        self._fleet_id: str | None = None
+        self._fleet_pending = False
+        self._fleet_last = 0.0
+
+    async def ring(self, keys_and_ids: Sequence[tuple[str, str]]) -> None:
+        if self.layer is None or not keys_and_ids:
+            return
+        for key, stream_id in keys_and_ids:
+            await self._send(rollout_group(key), rollout_updated(key, stream_id))
+        self._fleet_id = keys_and_ids[-1][1]
+        wait = self._fleet_last + FLEET_DOORBELL_SECONDS - time.monotonic()
+        if wait <= 0:
+            await self._ring_fleet()
+        elif not self._fleet_pending:
+            self._fleet_pending = True
+            asyncio.get_running_loop().call_later(wait, lambda: asyncio.ensure_future(self._ring_fleet()))
+
+    async def _ring_fleet(self) -> None:
+        self._fleet_pending = False
+        self._fleet_last = time.monotonic()
+        if self._fleet_id is not None:
+            await self._send(FLEET_GROUP, rollout_updated(FLEET_KEY, self._fleet_id))
+
+    async def _send(self, group: str, message: Mapping[str, Any]) -> None:
+        try:
+            await self.layer.group_send(group, dict(message))
+        except Exception:  # the doorbell may fail; the stream still has the update
+            log.warning("doorbell to %s failed", group, exc_info=True)
+
+
+class RedisBus:
+    """Snapshots in a hash, fleet rows in a hash, updates in a capped stream — all under one prefix."""
+
+    def __init__(
+        self, url: str, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000, channel_layer: Any = None
+    ) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.maxlen = maxlen
+        self.snap_key = f"{prefix}snap"
+        self.fleet_key = f"{prefix}fleet"
+        self.stream_key = f"{prefix}stream"
+        self._doorbell = _Doorbell(channel_layer)
+        # redis.asyncio clients belong to one event loop; keep one per loop.
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+    def _redis(self) -> Any:
+        import redis.asyncio as aioredis
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = aioredis.Redis.from_url(
+                self.url, socket_timeout=5, socket_connect_timeout=3, health_check_interval=15
+            )
+            self._clients[loop] = client
+        return client
+
+    async def close(self) -> None:
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+    async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
+        return (await self.publish_many([(view, events)]))[0]
+
+    async def publish_many(
+        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> list[str]:
+        if not items:
+            return []
+        import redis
+
+        keys = [view_key(view) for view, _ in items]
+        try:
+            async with self._redis().pipeline(transaction=True) as pipe:
+                for key, (view, events) in zip(keys, items, strict=True):
+                    view_json, row_json = _dumps(view), _dumps(fleet_row(view))
+                    pipe.hset(self.snap_key, key, view_json)
+                    pipe.hset(self.fleet_key, key, row_json)
+                    fields = {"key": key, "op": "update", "view": view_json, "row": row_json,
+                              "events": _dumps(list(events))}
+                    pipe.xadd(self.stream_key, fields, maxlen=self.maxlen, approximate=True)
+                results = await pipe.execute()
+        except redis.RedisError as error:
+            raise BusError(f"publishing to Redis failed: {error}") from error
+        ids = [_text(results[i]) for i in range(2, len(results), 3)]
+        await self._doorbell.ring(list(zip(keys, ids, strict=True)))
+        return ids
+
+    async def remove(self, key: str) -> str:
+        import redis
+
+        try:
+            async with self._redis().pipeline(transaction=True) as pipe:
+                pipe.hdel(self.snap_key, key)
+                pipe.hdel(self.fleet_key, key)
+                pipe.xadd(self.stream_key, {"key": key, "op": "remove", "events": "[]"},
+                          maxlen=self.maxlen, approximate=True)
+                results = await pipe.execute()
+        except redis.RedisError as error:
+            raise BusError(f"removing {key} from Redis failed: {error}") from error
+        stream_id = _text(results[2])
+        await self._doorbell.ring([(key, stream_id)])
+        return stream_id
+
+    async def snapshot(self, key: str) -> dict[str, Any] | None:
+        raw = await self._call("hget", self.snap_key, key)
+        return json.loads(raw) if raw else None
+
+    async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]:
+        import redis
+
+        found: dict[str, dict[str, Any]] = {}
+        try:
+            async for field, raw in self._redis().hscan_iter(self.snap_key, match=f"{_glob(cluster)}/*",
+                                                              count=1000):
+                found[_text(field)] = json.loads(raw)
+        except redis.RedisError as error:
+            raise BusError(f"reading snapshots from Redis failed: {error}") from error
+        return found
+
+    async def fleet(self) -> list[dict[str, Any]]:
+        rows = await self._call("hgetall", self.fleet_key)
+        return sorted((json.loads(raw) for raw in rows.values()), key=lambda row: row["key"])
+
+    async def read_since(
+        self, stream_id: str, *, key: str | None = None, count: int = 100
+    ) -> list[tuple[str, Entry]]:
+        parse_id(stream_id)
+        await self._check_not_trimmed(stream_id)
+        found: list[tuple[str, Entry]] = []
+        start = f"({stream_id}"
+        while len(found) < count:
+            chunk = await self._call("xrange", self.stream_key, start, "+", count if key is None else 500)
+            if not chunk:
+                break
+            for raw_id, fields in chunk:
+                entry = _entry(fields)
+                if key is None or entry["key"] == key:
+                    found.append((_text(raw_id), entry))
+                    if len(found) == count:
+                        break
+            start = f"({_text(chunk[-1][0])}"
+        return found
+
+    async def _check_not_trimmed(self, stream_id: str) -> None:
+        after = parse_id(stream_id)
+        if after == (0, 0):
+            return
+        first = await self._call("xrange", self.stream_key, "-", "+", 1)
+        if first and parse_id(_text(first[0][0])) > after:
+            raise StreamTrimmed(f"stream id {stream_id} is older than the oldest update kept")
+
+    async def last_id(self) -> str:
+        last = await self._call("xrevrange", self.stream_key, "+", "-", 1)
+        return _text(last[0][0]) if last else "0-0"
+
+    async def _call(self, command: str, *args: Any) -> Any:
+        import redis
+
+        try:
+            return await getattr(self._redis(), command)(*args)
+        except redis.RedisError as error:
+            raise BusError(f"Redis {command.upper()} failed: {error}") from error
+
+
+class MemoryBus:
+    """The same semantics in one process (embedded mode): shared by every bus with the same prefix."""
+
+    _stores: dict[str, _MemoryStore] = {}
+    _stores_lock = threading.Lock()
+
+    def __init__(self, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000, channel_layer: Any = None):
+        with self._stores_lock:
+            self._store = self._stores.setdefault(prefix, _MemoryStore(maxlen))
+        self._doorbell = _Doorbell(channel_layer)
+
+    async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
+        return (await self.publish_many([(view, events)]))[0]
+
+    async def publish_many(
+        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> list[str]:
+        written = []
+        for view, events in items:
+            key = view_key(view)
+            # A JSON round trip gives readers the same detached, plain data Redis would.
+            view_copy, row = json.loads(_dumps(view)), json.loads(_dumps(fleet_row(view)))
+            entry = {"key": key, "op": "update", "view": view_copy, "row": row,
+                     "events": json.loads(_dumps(list(events)))}
+            written.append((key, self._store.write(key, view_copy, row, entry)))
+        await self._doorbell.ring(written)
+        return [stream_id for _, stream_id in written]
+
+    async def remove(self, key: str) -> str:
+        stream_id = self._store.write(key, None, None, {"key": key, "op": "remove", "view": None,
+                                                          "row": None, "events": []})
+        await self._doorbell.ring([(key, stream_id)])
+        return stream_id
+
+    async def snapshot(self, key: str) -> dict[str, Any] | None:
+        with self._store.lock:
+            return self._store.snapshots.get(key)
+
+    async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]:
+        with self._store.lock:
+            return {k: v for k, v in self._store.snapshots.items() if k.startswith(f"{cluster}/")}
+
+    async def fleet(self) -> list[dict[str, Any]]:
+        with self._store.lock:
+            return sorted(self._store.rows.values(), key=lambda row: row["key"])
+
+    async def read_since(
+        self, stream_id: str, *, key: str | None = None, count: int = 100
+    ) -> list[tuple[str, Entry]]:
+        after = parse_id(stream_id)
+        with self._store.lock:
+            stream = list(self._store.stream)
+        if stream and after != (0, 0) and parse_id(stream[0][0]) > after:
+            raise StreamTrimmed(f"stream id {stream_id} is older than the oldest update kept")
+        found = [(i, e) for i, e in stream if parse_id(i) > after and (key is None or e["key"] == key)]
+        return found[:count]
+
+    async def last_id(self) -> str:
+        with self._store.lock:
+            return self._store.stream[-1][0] if self._store.stream else "0-0"
+
+
+class _MemoryStore:
+    def __init__(self, maxlen: int) -> None:
+        self.lock = threading.Lock()
+        self.snapshots: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.stream: deque[tuple[str, Entry]] = deque(maxlen=maxlen)
+        self._last = (0, 0)
+
+    def write(self, key: str, view: dict[str, Any] | None, row: dict[str, Any] | None, entry: Entry) -> str:
+        with self.lock:
+            if view is None:
+                self.snapshots.pop(key, None)
+                self.rows.pop(key, None)
+            else:
+                self.snapshots[key] = view
+                self.rows[key] = row or {}
+            ms = int(time.time() * 1000)
+            self._last = (ms, 0) if ms > self._last[0] else (self._last[0], self._last[1] + 1)
+            stream_id = f"{self._last[0]}-{self._last[1]}"
+            self.stream.append((stream_id, entry))
+            return stream_id
+
+
+def get_bus(*, channel_layer: Any | None = None, prefix: str | None = None) -> LiveBus:
+    """The bus the settings ask for: Redis when ``REDIS_URL`` is set, else the in-process one."""
+    from django.conf import settings
+
+    prefix = prefix if prefix is not None else str(getattr(settings, "LIVE_REDIS_PREFIX", DEFAULT_PREFIX))
+    maxlen = settings.LIVE_STREAM_MAXLEN
+    if settings.REDIS_URL:
+        return RedisBus(settings.REDIS_URL, prefix=prefix, maxlen=maxlen, channel_layer=channel_layer)
+    return MemoryBus(prefix=prefix, maxlen=maxlen, channel_layer=channel_layer)
+
+
+def _entry(fields: Mapping[Any, Any]) -> Entry:
+    data = {_text(k): _text(v) for k, v in fields.items()}
+    return {
+        "key": data["key"],
+        "op": data.get("op", "update"),
+        "view": json.loads(data["view"]) if data.get("view") else None,
+        "row": json.loads(data["row"]) if data.get("row") else None,
+        "events": json.loads(data.get("events") or "[]"),
+    }
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _glob(text: str) -> str:
+    """Escape Redis glob characters in a cluster name."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

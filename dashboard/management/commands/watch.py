@@ -1,0 +1,95 @@
+"""``manage.py watch``: the watcher of one cluster (see ``dashboard.kube.watcher``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import signal
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from dashboard.kube.connection import ConfigError, KubeApi
+from dashboard.kube.recording import RecordingWriter
+from dashboard.kube.service import history_recorder, lease_for, live_bus
+from dashboard.kube.watcher import Watcher, describe_stats
+
+log = logging.getLogger("dashboard.watch")
+CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$")
+
+
+class Command(BaseCommand):
+    help = "Watch one cluster's rollouts and publish their views and history."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--kubeconfig",
+            help="kubeconfig file (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account)",
+        )
+        parser.add_argument("--context", help="kubeconfig context (default: the current context)")
+        parser.add_argument("--cluster", default="default", help="the cluster's name in every key and view")
+        parser.add_argument(
+            "--namespace",
+            action="append",
+            dest="namespaces",
+            metavar="NS",
+            help="watch only this namespace (repeatable; default: all)",
+        )
+        parser.add_argument("--record", metavar="FILE.jsonl", help="also write every watch event to FILE")
+        parser.add_argument("--no-history", action="store_true", help="do not record history in the database")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        cluster = options["cluster"]
+        if not CLUSTER_NAME.match(cluster):
+            raise CommandError(
+                f"--cluster {cluster!r}: use lowercase letters, digits, '.', '_' or '-' "
+                "(at most 63, starting and ending with a letter or digit)"
+            )
+        try:
+            asyncio.run(self._run(cluster, options))
+        except ConfigError as error:
+            raise CommandError(str(error)) from None
+        except OSError as error:
+            raise CommandError(f"--record {options['record']}: {error.strerror or error}") from None
+
+    async def _run(self, cluster: str, options: dict[str, Any]) -> None:
+        api = await KubeApi.connect(options["kubeconfig"], options["context"])
+        record_to = RecordingWriter(options["record"]) if options["record"] else None
+        recorder = None if options["no_history"] else history_recorder()
+        watcher = Watcher(
+            cluster,
+            bus=live_bus(),
+            lease=lease_for(cluster),
+            recorder=recorder,
+            record_to=record_to,
+            namespaces=options["namespaces"],
+        )
+        log.info(
+            "watching %s as cluster %r (%s)",
+            api.host,
+            cluster,
+            ", ".join(options["namespaces"]) if options["namespaces"] else "all namespaces",
+        )
+        task = asyncio.create_task(watcher.run(api))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        reporter = asyncio.create_task(_report(watcher))
+        try:
+            await task
+        except asyncio.CancelledError:
+            log.info("stopping: %s", describe_stats(watcher))
+        finally:
+            reporter.cancel()
+            await api.close()
+            if record_to is not None:
+                record_to.close()
+            if recorder is not None:
+                await asyncio.to_thread(recorder.stop)
+
+
+async def _report(watcher: Watcher, every: float = 60.0) -> None:
+    while True:
+        await asyncio.sleep(every)
+        log.info("%s: %s (leader=%s)", watcher.cluster, describe_stats(watcher), watcher.leader)

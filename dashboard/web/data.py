@@ -1,0 +1,141 @@
+"""Where the pages' data comes from: the live bus (snapshots, fleet rows, stream) and recent events.
+
+One process-wide bus reader, a small shared cache of each rollout's recent timeline events (filled
+from the history store when it is there, then from the stream), and a memo of presented pages so that
+a hundred pages watching one rollout present each update once. Non-goal: writing anything.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from dashboard.live.bus import Entry, LiveBus, get_bus, parse_id
+from dashboard.web.rollout import TIMELINE_LIMIT, present_rollout
+
+_bus: LiveBus | None = None
+
+
+def bus() -> LiveBus:
+    """The process's bus reader (readers never ring the doorbell, so no channel layer)."""
+    global _bus
+    if _bus is None:
+        _bus = get_bus()
+    return _bus
+
+
+def reset() -> None:
+    """Forget the cached bus and caches (tests switch settings between runs)."""
+    global _bus
+    _bus = None
+    _events.clear()
+    _pages.clear()
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _RecentEvents:
+    """The last timeline events per rollout, advanced by stream id so each entry is counted once."""
+
+    def __init__(self, size: int = 200) -> None:
+        self.size = size
+        self._events: OrderedDict[str, deque[Mapping[str, Any]]] = OrderedDict()
+        self._cursor: dict[str, tuple[int, int]] = {}
+
+    def clear(self) -> None:
+        self._events.clear()
+        self._cursor.clear()
+
+    def known(self, key: str) -> bool:
+        return key in self._events
+
+    def seed(self, key: str, events: Sequence[Mapping[str, Any]], stream_id: str) -> None:
+        if key not in self._events:
+            self._events[key] = deque(events[-TIMELINE_LIMIT:], maxlen=TIMELINE_LIMIT)
+            self._cursor[key] = parse_id(stream_id)
+            while len(self._events) > self.size:
+                old, _ = self._events.popitem(last=False)
+                self._cursor.pop(old, None)
+
+    def add(self, key: str, entries: Sequence[tuple[str, Entry]]) -> None:
+        queue = self._events.get(key)
+        if queue is None:
+            return
+        for stream_id, entry in entries:
+            position = parse_id(stream_id)
+            if entry.get("key") == key and position > self._cursor.get(key, (0, 0)):
+                queue.extend(entry.get("events") or [])
+                self._cursor[key] = position
+
+    def get(self, key: str) -> list[Mapping[str, Any]]:
+        return list(self._events.get(key) or ())
+
+
+_events = _RecentEvents()
+_pages: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+_PAGE_MEMO = 256
+
+
+async def history_events(key: str) -> list[Mapping[str, Any]]:
+    """The rollout's recorded timeline events (oldest first) from the history store, if it has any."""
+    try:
+        from dashboard.history import queries  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    recent = getattr(queries, "recent_events", None)
+    if recent is None:
+        return []
+    from asgiref.sync import sync_to_async
+
+    try:
+        return list(await sync_to_async(recent)(key, limit=TIMELINE_LIMIT))
+    except Exception:  # history is an addition to the live page, never a reason for it to fail
+        import logging
+
+        logging.getLogger(__name__).warning("reading history for %s failed", key, exc_info=True)
+        return []
+
+
+async def recent_events(key: str, stream_id: str) -> list[Mapping[str, Any]]:
+    if not _events.known(key):
+        _events.seed(key, await history_events(key), stream_id)
+    return _events.get(key)
+
+
+def note_entries(key: str, entries: Sequence[tuple[str, Entry]]) -> None:
+    _events.add(key, entries)
+
+
+async def rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> dict[str, Any]:
+    """The presented rollout page for ``view`` as of ``stream_id``, memoised across connections."""
+    memo = (key, stream_id)
+    page = _pages.get(memo)
+    if page is None:
+        events = await recent_events(key, stream_id)
+        page = present_rollout(view, now(), events)
+        _pages[memo] = page
+        while len(_pages) > _PAGE_MEMO:
+            _pages.popitem(last=False)
+    return page
+
+
+def split_key(key: str) -> tuple[str, str, str] | None:
+    parts = key.split("/")
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 and all(parts) else None
+
+
+async def gather_fleet() -> tuple[str, list[dict[str, Any]]]:
+    """(stream id, fleet rows): the id is read first, so replaying from it cannot miss a change."""
+    live = bus()
+    stream_id = await live.last_id()
+    return stream_id, await live.fleet()
+
+
+async def gather_rollout(key: str) -> tuple[str, dict[str, Any] | None]:
+    live = bus()
+    stream_id = await live.last_id()  # first, as in gather_fleet
+    return stream_id, await live.snapshot(key)

@@ -1,0 +1,158 @@
+"""Fleet presenter: a live-bus summary row → one row of the fleet table (pure, no I/O).
+
+Decides the attention group each rollout falls in, the reason shown under its status, and the sort
+order ("attention, then release age"). Filtering and grouping in the browser only read these fields.
+Non-goal: computing status or weights — those come from the domain, already decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+from dashboard.web.timefmt import age_since, parse_time
+
+# Order of the groups on the page and in the "needs attention first" sort.
+GROUPS: tuple[tuple[str, str, str], ...] = (
+    ("attention", "Needs attention", "problems the controller status does not show"),
+    ("degraded", "Degraded", "rollout failed or aborted"),
+    ("waiting", "Waiting for promotion", "a person needs to promote"),
+    ("progressing", "Progressing", "moving through steps"),
+    ("healthy", "Healthy", "fully promoted"),
+)
+_GROUP_RANK = {name: rank for rank, (name, _, _) in enumerate(GROUPS)}
+
+# Pauses that are the design working (a step or a blue-green gate), as opposed to manual or inconclusive.
+PROMOTION_PAUSES = frozenset({"CanaryPauseStep", "BlueGreenPause"})
+
+STATUS_ICONS = {
+    "Healthy": "healthy",
+    "Progressing": "progressing",
+    "Paused": "paused",
+    "Degraded": "degraded",
+}
+
+
+def status_icon(status: object) -> str:
+    return STATUS_ICONS.get(str(status), "unknown")
+
+
+def attention_group(row: Mapping[str, Any]) -> str:
+    """Which group a rollout belongs to; Degraded wins, then any critical/warning finding."""
+    status = row.get("status")
+    findings = row.get("findings") or {}
+    if status == "Degraded":
+        return "degraded"
+    if findings.get("critical") or findings.get("warning"):
+        return "attention"
+    if status == "Paused":
+        reason = str(row.get("message") or "").split(":", 1)[0]
+        return "waiting" if reason in PROMOTION_PAUSES or not reason else "attention"
+    if status == "Progressing":
+        return "progressing"
+    if status == "Healthy":
+        return "healthy"
+    return "attention"
+
+
+def reason_text(row: Mapping[str, Any]) -> str:
+    """The status reason in words (the controller's message, made readable where it is a code)."""
+    status = row.get("status")
+    message = str(row.get("message") or "")
+    if message == "CanaryPauseStep":
+        return "paused at a pause step"
+    if message == "BlueGreenPause":
+        return "preview ready, not switched"
+    if message == "InconclusiveAnalysisRun":
+        return "analysis inconclusive"
+    if message.startswith("RolloutAborted"):
+        return "aborted · stable serving"
+    if status == "Paused" and message in ("", "manually paused"):
+        return "manual pause"
+    if status == "Healthy":
+        return ""
+    return message
+
+
+def rollout_path(cluster: str, namespace: str, name: str) -> str:
+    return "/rollouts/" + "/".join(quote(part, safe="") for part in (cluster, namespace, name)) + "/"
+
+
+def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """Everything the fleet table shows for one rollout."""
+    cluster, namespace, name = (
+        str(row.get("cluster", "")),
+        str(row.get("namespace", "")),
+        str(row.get("name", "")),
+    )
+    current, stable = row.get("currentPodHash") or "", row.get("stableRS") or ""
+    findings = row.get("findings") or {}
+    counts = {sev: int(findings.get(sev) or 0) for sev in ("critical", "warning", "info")}
+    step = row.get("step")
+    step_index, step_count = _split_step(step)
+    labels = row.get("labels") or {}
+    started = parse_time(row.get("releaseStartedAt"))
+    group = attention_group(row)
+    return {
+        "key": row.get("key") or f"{cluster}/{namespace}/{name}",
+        "cluster": cluster,
+        "namespace": namespace,
+        "name": name,
+        "url": rollout_path(cluster, namespace, name),
+        "strategy": row.get("strategy") or "",
+        "status": row.get("status") or "Unknown",
+        "icon": status_icon(row.get("status")),
+        "reason": reason_text(row),
+        "group": group,
+        "step": step or "",
+        "stepIndex": step_index,
+        "stepCount": step_count,
+        "setWeight": row.get("setWeight"),
+        "actualWeight": row.get("actualWeight"),
+        "weightSource": row.get("weightSource") or "",
+        # A canary hash is only interesting while it differs from stable (mid-release).
+        "canaryHash": current if current and current != stable else "",
+        "stableHash": stable,
+        "age": age_since(row.get("releaseStartedAt"), now),
+        "startedAt": started.isoformat() if started else "",
+        "findings": counts,
+        "labels": {str(k): str(v) for k, v in labels.items()},
+        "search": " ".join(
+            [name, namespace, cluster, current, stable, *(f"{k}={v}" for k, v in labels.items())]
+        ).lower(),
+    }
+
+
+def _split_step(step: object) -> tuple[int | None, int | None]:
+    if isinstance(step, str) and "/" in step:
+        left, right = step.split("/", 1)
+        if left.strip().isdigit() and right.strip().isdigit():
+            return int(left), int(right)
+    return None, None
+
+
+def sort_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Attention first: group, then most critical/warning findings, then the oldest release, then name."""
+    findings = row["findings"]
+    return (
+        _GROUP_RANK.get(row["group"], 0),
+        -findings["critical"],
+        -findings["warning"],
+        row["startedAt"] or "9999",
+        row["cluster"],
+        row["namespace"],
+        row["name"],
+    )
+
+
+def fleet_rows(rows: Iterable[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
+    return sorted((fleet_row(row, now) for row in rows), key=sort_key)
+
+
+def group_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts = {name: 0 for name, _, _ in GROUPS}
+    for row in rows:
+        counts[row["group"]] = counts.get(row["group"], 0) + 1
+    return counts

@@ -1,0 +1,501 @@
+"""The delivery-flow diagram as data: nodes in labelled columns and weighted edges (pure, no I/O).
+
+merge → git → sync → rollout → canary / stable ReplicaSets → users, with analysis → metrics beside the
+rollout. Coordinates are decided here so the browser only draws (rect, text, path); that keeps layout
+testable and the page script small. A stage with no data (no GitOps engine seen) stays on the diagram and
+says "not observed". Non-goal: deciding status or weights; they come from the RolloutView.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from dashboard.web.fleet import status_icon
+from dashboard.web.timefmt import parse_duration, parse_time
+
+WIDTH = 1200
+TOP = 34  # room for the column labels
+
+COLUMNS = (
+    {"label": "Source", "x": 16},
+    {"label": "GitOps", "x": 308},
+    {"label": "Progressive delivery", "x": 540},
+    {"label": "Workloads", "x": 790},
+    {"label": "Traffic", "x": 1066},
+)
+
+NOT_OBSERVED = "not observed"
+
+
+def _node(id_: str, kind: str, x: int, y: int, w: int, h: int, title: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": id_,
+        "kind": kind,
+        "x": x,
+        "y": y + TOP,
+        "w": w,
+        "h": h,
+        "title": title,
+        "lines": [],
+        "status": "",
+        "observed": True,
+        "dashed": False,
+        "alert": "",
+        "marker": None,
+        **extra,
+    }
+
+
+def _edge(
+    nodes: dict[str, dict[str, Any]],
+    src: str,
+    dst: str,
+    *,
+    label: str = "",
+    width: float = 1.5,
+    dashed: bool = False,
+    live: bool = False,
+    sub: str = "",
+) -> dict[str, Any]:
+    """A horizontal S-curve from the right edge of ``src`` to the left edge of ``dst`` (or vertical)."""
+    a, b = nodes[src], nodes[dst]
+    if a["x"] + a["w"] <= b["x"]:
+        x1, y1 = a["x"] + a["w"], a["y"] + a["h"] / 2
+        x2, y2 = b["x"], b["y"] + b["h"] / 2
+        mid = (x1 + x2) / 2
+        d = f"M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}"
+        lx, ly = mid, (y1 + y2) / 2
+    elif b["x"] + b["w"] <= a["x"]:
+        x1, y1 = a["x"], a["y"] + a["h"] / 2
+        x2, y2 = b["x"] + b["w"], b["y"] + b["h"] / 2
+        mid = (x1 + x2) / 2
+        d = f"M{x1:.0f},{y1:.0f} C{mid:.0f},{y1:.0f} {mid:.0f},{y2:.0f} {x2:.0f},{y2:.0f}"
+        lx, ly = mid, (y1 + y2) / 2
+    else:  # stacked in one column
+        x1 = x2 = a["x"] + a["w"] / 2
+        y1, y2 = (a["y"] + a["h"], b["y"]) if a["y"] < b["y"] else (a["y"], b["y"] + b["h"])
+        d = f"M{x1:.0f},{y1:.0f} L{x2:.0f},{y2:.0f}"
+        lx, ly = x1, (y1 + y2) / 2
+    return {
+        "from": src,
+        "to": dst,
+        "d": d,
+        "label": label,
+        "sub": sub,
+        "width": round(width, 1),
+        "dashed": dashed,
+        "live": live,
+        "lx": round(lx),
+        "ly": round(ly),
+    }
+
+
+def _traffic_width(weight: int | None) -> float:
+    return 1.5 if not weight else 2 + 10 * min(100, max(0, weight)) / 100
+
+
+def _pct(value: object) -> str:
+    return f"{value} %" if isinstance(value, int) else "—"
+
+
+def _replica_sets(view: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [rs for rev in view.get("revisions") or [] for rs in rev.get("replicaSets") or []]
+
+
+def _find_rs(view: Mapping[str, Any], hash_: str | None) -> dict[str, Any] | None:
+    if not hash_:
+        return None
+    return next((rs for rs in _replica_sets(view) if rs.get("hash") == hash_), None)
+
+
+def _image_of(rs: Mapping[str, Any] | None, view: Mapping[str, Any], tag: str) -> str:
+    if rs and rs.get("images"):
+        return str(rs["images"][0])
+    for image in view.get("images") or []:
+        if tag in (image.get("tags") or []):
+            return str(image.get("image", ""))
+    return ""
+
+
+def orphans(view: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """ReplicaSets still running pods that are neither the stable nor the current (canary) one."""
+    keep = {view.get("currentPodHash"), view.get("stableRS")}
+    return [
+        rs
+        for rs in _replica_sets(view)
+        if (rs.get("replicas") or 0) > 0
+        and rs.get("hash") not in keep
+        and not {"active", "preview"} & set(rs.get("tags") or [])
+    ]
+
+
+def pause_ends_at(view: Mapping[str, Any]) -> str | None:
+    """When a timed pause runs out (ISO 8601), or None if the rollout is not in one.
+
+    Reads the domain's pause views (``pauses``: startedAt + durationSeconds) when present, else the raw
+    ``pauseConditions`` with the current step's ``pause.duration``.
+    """
+    for pause in view.get("pauses") or []:
+        started, seconds = parse_time(pause.get("startedAt")), pause.get("durationSeconds")
+        if started is not None and isinstance(seconds, int) and seconds >= 0:
+            return (started + timedelta(seconds=seconds)).isoformat()
+    steps = view.get("steps") or []
+    index = view.get("currentStepIndex")
+    if not isinstance(index, int) or not 0 <= index < len(steps) or not isinstance(steps[index], Mapping):
+        return None
+    step = steps[index]
+    if "kind" in step:  # the domain's step view
+        duration = (
+            timedelta(seconds=step["durationSeconds"])
+            if step.get("kind") == "pause" and isinstance(step.get("durationSeconds"), int)
+            else None
+        )
+    else:
+        pause = step.get("pause")
+        duration = parse_duration(pause.get("duration")) if isinstance(pause, Mapping) else None
+    started = next(
+        (
+            parse_time(c.get("startTime"))
+            for c in view.get("pauseConditions") or []
+            if c.get("reason") == "CanaryPauseStep"
+        ),
+        None,
+    )
+    if duration is None or started is None:
+        return None
+    return (started + duration).isoformat()
+
+
+def hash_change(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+    """The current release's pod-hash change, with whether the step index fell back to 0 (re-render race).
+
+    Taken from the view's ``hashChange`` when the domain provides it, else from the latest
+    ``release.rerendered`` / ``release.started`` timeline event of the current pod hash.
+    """
+    change = view.get("hashChange")
+    current = view.get("currentPodHash")
+    if not (isinstance(change, Mapping) and change.get("to")):
+        change = None
+        for event in reversed(list(events)):
+            data = event.get("data") or {}
+            if event.get("podHash") != current or not data.get("previousPodHash"):
+                continue
+            if event.get("kind") in ("release.rerendered", "release.started"):
+                change = {
+                    "from": data.get("previousPodHash"),
+                    "to": current,
+                    "at": event.get("at"),
+                    "stepFrom": data.get("previousStepIndex"),
+                    "stepTo": 0 if event.get("kind") == "release.rerendered" else None,
+                }
+                if event.get("kind") == "release.rerendered":
+                    break
+    if change is None or current == view.get("stableRS"):
+        return None  # no change seen, or the release already finished
+    step_from, step_to = change.get("stepFrom"), change.get("stepTo")
+    reset = isinstance(step_from, int) and isinstance(step_to, int) and step_to == 0 and step_from > 0
+    text = "Hash changed" + (f" · step {step_from} → 0" if reset else "")
+    return {
+        "from": change.get("from") or "",
+        "to": change.get("to"),
+        "at": change.get("at") or "",
+        "reset": reset,
+        "stepFrom": step_from,
+        "stepTo": step_to,
+        "text": text,
+        "resetText": f"{change.get('from') or '?'} → {change.get('to')}",
+    }
+
+
+def build_flow(
+    view: Mapping[str, Any], now: datetime, events: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    strategy = view.get("strategy") or ""
+    gitops = view.get("gitops") or view.get("argocd") or {}
+    source = view.get("source") or {}
+    nodes: dict[str, dict[str, Any]] = {}
+
+    merge = source.get("merge") if isinstance(source, Mapping) else None
+    nodes["merge"] = _node(
+        "merge", "Merge", 16, 120, 130, 96, (merge or {}).get("title") or NOT_OBSERVED, observed=bool(merge)
+    )
+    if merge:
+        nodes["merge"]["lines"] = [{"text": str(merge.get("author") or ""), "cls": "muted"}]
+
+    commit = source.get("commit") if isinstance(source, Mapping) else None
+    revision = (commit or {}).get("sha") or gitops.get("revision")
+    nodes["git"] = _node(
+        "git",
+        "Git",
+        162,
+        120,
+        130,
+        96,
+        str(revision)[:7] if revision else NOT_OBSERVED,
+        observed=bool(revision),
+        mono=bool(revision),
+    )
+    if commit and commit.get("message"):
+        nodes["git"]["lines"] = [{"text": str(commit["message"]), "cls": "muted"}]
+
+    sync = _node(
+        "sync",
+        "Argo CD sync",
+        308,
+        120,
+        172,
+        96,
+        str(gitops.get("app") or gitops.get("application") or NOT_OBSERVED),
+        observed=bool(gitops),
+    )
+    if gitops:
+        sync["lines"] = [
+            {"text": f"{gitops.get('sync') or 'sync ?'} · {gitops.get('health') or 'health ?'}", "cls": ""}
+        ]
+        renders = gitops.get("renders")
+        if isinstance(renders, int) and renders > 1:
+            sync["alert"] = "warning"
+            sync["marker"] = {"text": f"{renders} renders of this commit", "cls": "warning"}
+    nodes["sync"] = sync
+
+    analysis = _current_analysis(view)
+    nodes["analysis"] = _node(
+        "analysis",
+        "Analysis",
+        540,
+        0,
+        210,
+        78,
+        analysis["name"] if analysis else "no analysis running",
+        observed=bool(analysis),
+        status=_analysis_icon(analysis["status"]) if analysis else "",
+    )
+    if analysis:
+        nodes["analysis"]["lines"] = [{"text": analysis["summary"], "cls": "muted"}]
+        if analysis["status"] in ("Failed", "Error"):
+            nodes["analysis"]["alert"] = "critical"
+    provider = analysis.get("provider") if analysis else None
+    nodes["metrics"] = _node(
+        "metrics", "Metrics", 790, 0, 190, 78, str(provider or NOT_OBSERVED), observed=bool(provider)
+    )
+
+    rollout = _node(
+        "rollout",
+        f"Rollout · {strategy or '?'}",
+        540,
+        110,
+        210,
+        176,
+        str(view.get("name", "")),
+        status=status_icon(view.get("status")),
+    )
+    step = view.get("step")
+    rollout["big"] = f"Step {step}" if step else str(view.get("status") or "")
+    rollout["lines"] = [{"text": str(view.get("status") or "Unknown"), "cls": "phase"}]
+    if strategy == "Canary":
+        source_label = " (replica ratio)" if view.get("weightSource") == "replicas" else ""
+        rollout["lines"].append(
+            {
+                "text": f"Weight {_pct(view.get('setWeight'))} → actual "
+                f"{_pct(view.get('actualWeight'))}{source_label}",
+                "cls": "",
+            }
+        )
+    ends = pause_ends_at(view)
+    if ends:
+        rollout["countdown"] = ends
+        rollout["lines"].append({"text": "Pause", "cls": "countdown", "until": ends})
+    elif view.get("status") == "Paused":
+        rollout["lines"].append({"text": "Paused · waiting for promotion", "cls": ""})
+    change = hash_change(view, events)
+    if change:
+        rollout["alert"] = "critical" if change["reset"] else "warning"
+        rollout["marker"] = {
+            "text": change["text"],
+            "cls": "critical" if change["reset"] else "warning",
+            "sub": change["resetText"],
+        }
+    elif view.get("status") == "Degraded":
+        rollout["alert"] = "critical"
+    nodes["rollout"] = rollout
+
+    canary_hash, stable_hash = view.get("currentPodHash"), view.get("stableRS")
+    promoted = bool(canary_hash) and canary_hash == stable_hash
+    stable_rs = _find_rs(view, stable_hash)
+    if strategy == "BlueGreen":
+        preview_hash = None if promoted else canary_hash
+        top = _workload(
+            "canary", "Preview", 790, 110, _find_rs(view, preview_hash), preview_hash, view, "preview"
+        )
+        bottom = _workload("stable", "Active", 790, 218, stable_rs, stable_hash, view, "active")
+    else:
+        top = _workload(
+            "canary",
+            "Canary",
+            790,
+            110,
+            None if promoted else _find_rs(view, canary_hash),
+            None if promoted else canary_hash,
+            view,
+            "canary",
+        )
+        bottom = _workload("stable", "Stable", 790, 218, stable_rs, stable_hash, view, "stable")
+    nodes["canary"], nodes["stable"] = top, bottom
+
+    y = 326
+    for i, rs in enumerate(orphans(view)[:2]):
+        node = _workload(f"orphan{i}", "Orphaned", 790, y, rs, str(rs.get("hash") or ""), view, "")
+        node.update(dashed=True, alert="warning", faded=True, h=112)
+        node["lines"].append(
+            {"text": f"rev {rs.get('revision', '?')} · not selected by a Service", "cls": "muted"}
+        )
+        nodes[node["id"]] = node
+        y += 150
+
+    nodes["users"] = _node("users", "Users", 1066, 140, 124, 100, "Users")
+    weights = _traffic(view, promoted)
+    nodes["users"]["lines"] = [{"text": line, "cls": ""} for line in weights["summary"]]
+
+    edges = [
+        _edge(nodes, "merge", "git"),
+        _edge(nodes, "git", "sync"),
+        _edge(nodes, "sync", "rollout", dashed=not gitops),
+        _edge(nodes, "metrics", "analysis", dashed=not provider),
+        _edge(nodes, "analysis", "rollout", label="promote / abort", dashed=True),
+        _edge(nodes, "rollout", "canary", dashed=not nodes["canary"]["observed"]),
+        _edge(nodes, "rollout", "stable"),
+        _edge(
+            nodes,
+            "canary",
+            "users",
+            label=weights["canaryLabel"],
+            sub=weights["canarySub"],
+            width=_traffic_width(weights["canary"]),
+            live=bool(weights["canary"]),
+            dashed=not weights["canary"],
+        ),
+        _edge(
+            nodes,
+            "stable",
+            "users",
+            label=weights["stableLabel"],
+            width=_traffic_width(weights["stable"]),
+            live=bool(weights["stable"]),
+            dashed=not weights["stable"],
+        ),
+    ]
+    edges += [_edge(nodes, "rollout", key, dashed=True) for key in nodes if key.startswith("orphan")]
+    height = max(n["y"] + n["h"] for n in nodes.values()) + 16
+    return {
+        "width": WIDTH,
+        "height": height,
+        "columns": list(COLUMNS),
+        "top": TOP,
+        "nodes": list(nodes.values()),
+        "edges": edges,
+    }
+
+
+def _workload(
+    id_: str,
+    role: str,
+    x: int,
+    y: int,
+    rs: Mapping[str, Any] | None,
+    hash_: str | None,
+    view: Mapping[str, Any],
+    tag: str,
+) -> dict[str, Any]:
+    image = _image_of(rs, view, tag) if (rs or hash_) else ""
+    title = str(hash_) if hash_ else ("none" if role in ("Canary", "Preview") else NOT_OBSERVED)
+    node = _node(
+        id_,
+        role + (f" · {image.rsplit(':', 1)[-1]}" if ":" in image else ""),
+        x,
+        y,
+        180,
+        96,
+        title,
+        observed=bool(hash_),
+        mono=bool(hash_),
+    )
+    if rs is not None:
+        node["status"] = {
+            "Healthy": "healthy",
+            "Progressing": "progressing",
+            "ScaledDown": "unknown",
+            "ReplicaFailure": "degraded",
+        }.get(str(rs.get("status")), "unknown")
+        node["lines"] = [
+            {"text": f"{rs.get('available', 0)} / {rs.get('replicas', 0)} available", "cls": ""},
+            {"text": image, "cls": "muted mono"},
+        ]
+    elif hash_:
+        node["lines"] = [{"text": "ReplicaSet not seen yet", "cls": "muted"}]
+    elif role in ("Canary", "Preview"):
+        node["lines"] = [{"text": "no release in flight", "cls": "muted"}]
+    return node
+
+
+def _traffic(view: Mapping[str, Any], promoted: bool) -> dict[str, Any]:
+    """Desired and actual weights on the edges to users; replica-ratio weights are labelled as such."""
+    if view.get("strategy") == "BlueGreen":
+        return {
+            "canary": 0,
+            "stable": 100,
+            "canaryLabel": "preview",
+            "canarySub": "",
+            "stableLabel": "100 %",
+            "summary": ["active 100 %", "preview 0 %"],
+        }
+    desired, actual = view.get("setWeight"), view.get("actualWeight")
+    if promoted:  # fully promoted: no canary, the stable ReplicaSet takes everything
+        desired = actual = 0
+    canary = actual if isinstance(actual, int) else 0
+    ratio = view.get("weightSource") == "replicas"
+    # Actual on the label, desired underneath when they differ (and the replica-ratio caveat).
+    label = f"{canary} %"
+    sub = [] if desired == canary else [f"desired {_pct(desired)}"]
+    return {
+        "canary": canary,
+        "stable": 100 - canary,
+        "canaryLabel": label,
+        "canarySub": " · ".join(sub + (["replica ratio"] if ratio else [])),
+        "stableLabel": f"{100 - canary} %",
+        "summary": [f"canary {canary} %", f"stable {100 - canary} %"]
+        + (["by replica ratio"] if ratio else []),
+    }
+
+
+def _analysis_icon(status: str) -> str:
+    return {
+        "Successful": "healthy",
+        "Running": "progressing",
+        "Pending": "paused",
+        "Failed": "degraded",
+        "Error": "critical",
+        "Inconclusive": "warning",
+    }.get(status, "unknown")
+
+
+def _current_analysis(view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The newest revision's newest AnalysisRun, if any."""
+    for rev in view.get("revisions") or []:
+        runs = rev.get("analysisRuns") or []
+        if runs:
+            run = runs[-1]
+            counts = ", ".join(
+                f"{run.get(k)} {k}" for k in ("successful", "failed", "inconclusive", "error") if run.get(k)
+            )
+            return {
+                "name": str(run.get("name", "")),
+                "status": str(run.get("status", "")),
+                "summary": f"{run.get('status', '?')} · rev {rev.get('revision')}"
+                + (f" · {counts}" if counts else ""),
+                "provider": run.get("provider")
+                or next((m.get("provider") for m in run.get("metrics") or [] if m.get("provider")), None),
+            }
+        break  # only the current revision's analysis is "beside the rollout"
+    return None

@@ -1,0 +1,395 @@
+"""Rollout page presenter: a RolloutView → everything the rollout page draws (pure, no I/O).
+
+The browser script is a plain renderer of this document, both for the first paint and for every live
+update, so all decisions (step states, countdown end, thresholds, hash-change marker, badges) live here
+where they are tested. Non-goal: computing the view itself (the domain does) or performing actions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from dashboard.web.fleet import reason_text, rollout_path, status_icon
+from dashboard.web.flow import build_flow, hash_change, pause_ends_at
+from dashboard.web.timefmt import age_since, clock
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+_CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
+
+# Argo CD maps a Rollout's phase to its own health vocabulary (health.lua); shown beside the phase.
+ARGOCD_ICONS = {
+    "Healthy": "healthy",
+    "Progressing": "progressing",
+    "Suspended": "paused",
+    "Degraded": "degraded",
+    "Missing": "warning",
+    "Unknown": "unknown",
+}
+
+
+def present_rollout(
+    view: Mapping[str, Any], now: datetime, events: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The rollout page's document; ``events`` are the rollout's recent timeline events, oldest first."""
+    return {
+        "key": f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}",
+        "header": header(view, now, events),
+        "flow": build_flow(view, now, events),
+        "steps": steps(view, events),
+        "revisions": revisions(view),
+        "analysis": analysis_charts(view),
+        "findings": findings(view),
+        "actions": actions(view),
+        "timeline": timeline(events),
+        "updatedAt": view.get("updatedAt") or "",
+    }
+
+
+def header(
+    view: Mapping[str, Any], now: datetime, events: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    gitops = view.get("gitops") or view.get("argocd") or {}
+    gitops = gitops if isinstance(gitops, Mapping) else {}
+    # Argo CD's health for this rollout: as its Application reports it when one is watched, otherwise
+    # what Argo CD's health rules compute from the rollout (the domain's ``argoCDHealth``).
+    computed = view.get("argoCDHealth") if isinstance(view.get("argoCDHealth"), Mapping) else {}
+    health = gitops.get("health") or (computed or {}).get("status")
+    source = "application" if gitops.get("health") else "computed" if health else ""
+    images = view.get("images") or []
+
+    def image_for(tag: str) -> str:
+        return next((str(i.get("image")) for i in images if tag in (i.get("tags") or [])), "")
+
+    counts = {"critical": 0, "warning": 0, "info": 0}
+    for finding in view.get("findings") or []:
+        counts[finding.get("severity", "info")] = counts.get(finding.get("severity", "info"), 0) + 1
+    phase = str(view.get("status") or "Unknown")
+    return {
+        "cluster": view.get("cluster", ""),
+        "namespace": view.get("namespace", ""),
+        "name": view.get("name", ""),
+        "url": rollout_path(str(view.get("cluster")), str(view.get("namespace")), str(view.get("name"))),
+        "status": phase,
+        "icon": status_icon(phase),
+        "message": str(view.get("message") or ""),
+        "reason": reason_text(view),
+        "strategy": view.get("strategy") or "",
+        "trafficRouter": _traffic_router(view),
+        "step": view.get("step") or "",
+        "setWeight": view.get("setWeight"),
+        "actualWeight": view.get("actualWeight"),
+        "weightSource": view.get("weightSource") or "",
+        "canaryImage": image_for("canary") or image_for("preview"),
+        "stableImage": image_for("stable"),
+        "releaseAge": age_since(view.get("releaseStartedAt"), now),
+        "argocd": {
+            "observed": bool(health),
+            "health": health or "not observed",
+            "icon": ARGOCD_ICONS.get(str(health), "unknown"),
+            "sync": gitops.get("sync") or "",
+            "app": gitops.get("app") or gitops.get("application") or "",
+            "source": source,
+            # The seeds' trap: a paused canary is "Suspended" (or Degraded when aborted) in Argo CD.
+            "note": _health_note(phase, health),
+        },
+        "findings": counts,
+        "pauseEndsAt": pause_ends_at(view),
+        "hashChange": hash_change(view, events),
+    }
+
+
+def _health_note(phase: str, health: object) -> str:
+    if health == "Suspended" and phase == "Paused":
+        return "Suspended in Argo CD · paused by design here"
+    if health == "Degraded" and phase == "Paused":
+        return "Degraded in Argo CD · paused by design here"
+    if health and health != {"Paused": "Suspended"}.get(phase, phase):
+        return f"{health} in Argo CD · {phase} here"
+    return ""
+
+
+def describe_step(step: Mapping[str, Any]) -> tuple[str, str]:
+    if "kind" in step:  # the domain's step view: {kind, weight, duration, detail}
+        kind = str(step["kind"])
+        raw: dict[str, Any] = {kind: dict(step.get("detail") or {})}
+        if kind == "setWeight":
+            raw = {"setWeight": step.get("weight")}
+        elif kind == "pause":
+            raw = {"pause": {"duration": step.get("duration")}}
+        return _describe_raw(raw)
+    return _describe_raw(step)
+
+
+def _describe_raw(step: Mapping[str, Any]) -> tuple[str, str]:
+    """(kind, text) for one canary step, e.g. ("setWeight", "10 %") or ("pause", "indefinite")."""
+    if "setWeight" in step:
+        return "setWeight", f"{step['setWeight']} %"
+    if "pause" in step:
+        pause = step.get("pause") or {}
+        duration = pause.get("duration") if isinstance(pause, Mapping) else None
+        return "pause", str(duration) if duration not in (None, "") else "indefinite"
+    if "analysis" in step:
+        templates = (step.get("analysis") or {}).get("templates") or []
+        names = ", ".join(str(t.get("templateName") or t.get("name") or "?") for t in templates)
+        return "analysis", names or "analysis"
+    if "experiment" in step:
+        templates = (step.get("experiment") or {}).get("templates") or []
+        return "experiment", ", ".join(str(t.get("name", "?")) for t in templates) or "experiment"
+    if "setCanaryScale" in step:
+        scale = step.get("setCanaryScale") or {}
+        detail = ", ".join(f"{k} {v}" for k, v in scale.items())
+        return "setCanaryScale", detail
+    kind = next(iter(step), "step")
+    return str(kind), ""
+
+
+def steps(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    raw = view.get("steps") or []
+    index = view.get("currentStepIndex")
+    current = index if isinstance(index, int) else 0
+    items = []
+    for i, step in enumerate(raw):
+        kind, text = describe_step(step if isinstance(step, Mapping) else {})
+        state = "done" if i < current else "current" if i == current else "pending"
+        items.append({"index": i, "kind": kind, "text": text, "state": state})
+    change = hash_change(view, events)
+    note = ""
+    if change and change["reset"]:
+        note = (
+            f"Revision reached step {change['stepFrom']} when the pod hash changed; it restarted at step 0."
+        )
+    complete = bool(raw) and current >= len(raw)
+    return {
+        "items": items,
+        "current": current,
+        "count": len(raw),
+        "complete": complete,
+        "note": note,
+        "strategy": view.get("strategy") or "",
+    }
+
+
+def revisions(view: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for rev in view.get("revisions") or []:
+        out.append(
+            {
+                "revision": rev.get("revision"),
+                "replicaSets": [
+                    {
+                        "name": rs.get("name", ""),
+                        "hash": rs.get("hash", ""),
+                        "tags": list(rs.get("tags") or []),
+                        "status": rs.get("status", ""),
+                        "icon": _rs_icon(rs.get("status")),
+                        "replicas": rs.get("replicas", 0),
+                        "available": rs.get("available", 0),
+                        "images": [str(i) for i in rs.get("images") or []],
+                        "scaleDownDelay": rs.get("scaleDownDelay") or "",
+                        "pods": [
+                            {
+                                "name": p.get("name", ""),
+                                "status": p.get("status", ""),
+                                "ready": p.get("ready", ""),
+                                "restarts": p.get("restarts", 0),
+                                "icon": _pod_icon(str(p.get("status", ""))),
+                            }
+                            for p in rs.get("pods") or []
+                        ],
+                    }
+                    for rs in rev.get("replicaSets") or []
+                ],
+                "analysisRuns": [
+                    {
+                        "name": ar.get("name", ""),
+                        "status": ar.get("status", ""),
+                        "icon": _analysis_icon(ar.get("status")),
+                    }
+                    for ar in rev.get("analysisRuns") or []
+                ],
+            }
+        )
+    return out
+
+
+def _rs_icon(status: object) -> str:
+    return {
+        "Healthy": "healthy",
+        "Progressing": "progressing",
+        "ReplicaFailure": "degraded",
+        "ScaledDown": "unknown",
+    }.get(str(status), "unknown")
+
+
+def _pod_icon(status: str) -> str:
+    if status in ("Running", "Completed"):
+        return "healthy"
+    if status.startswith(("Init:", "Pending", "ContainerCreating", "Terminating")):
+        return "progressing"
+    if status.endswith("Error") or status.startswith("Err") or status in ("ImagePullBackOff",):
+        return "warning"
+    return "degraded" if status else "unknown"
+
+
+def _analysis_icon(status: object) -> str:
+    return {
+        "Successful": "healthy",
+        "Running": "progressing",
+        "Pending": "paused",
+        "Failed": "degraded",
+        "Error": "critical",
+        "Inconclusive": "warning",
+    }.get(str(status), "unknown")
+
+
+def parse_threshold(condition: object) -> dict[str, Any] | None:
+    """``"result[0] >= 0.99"`` → ``{"op": ">=", "value": 0.99}``; None when not a simple comparison."""
+    if not isinstance(condition, str):
+        return None
+    match = _CONDITION.search(condition)
+    if not match:
+        return None
+    return {"op": match.group(1), "value": float(match.group(2)), "text": condition.strip()}
+
+
+def measurement_value(raw: object) -> float | None:
+    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int | float):
+        return float(raw)
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    while isinstance(value, list) and value:
+        value = value[0]
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def analysis_charts(view: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One chart per analysis metric: every measurement against its success/failure threshold."""
+    charts = []
+    for rev in view.get("revisions") or []:
+        for run in rev.get("analysisRuns") or []:
+            for metric in run.get("metrics") or []:
+                points = [
+                    {
+                        "at": m.get("startedAt") or m.get("finishedAt") or "",
+                        "value": measurement_value(m.get("value")),
+                        "raw": str(m.get("value", "")),
+                        "phase": m.get("phase", ""),
+                    }
+                    for m in metric.get("measurements") or []
+                ]
+                charts.append(
+                    {
+                        "id": f"{run.get('name')}/{metric.get('name')}",
+                        "run": run.get("name", ""),
+                        "revision": rev.get("revision"),
+                        "status": run.get("status", ""),
+                        "icon": _analysis_icon(run.get("status")),
+                        "metric": metric.get("name", ""),
+                        "phase": metric.get("phase", ""),
+                        "success": parse_threshold(metric.get("successCondition")),
+                        "failure": parse_threshold(metric.get("failureCondition")),
+                        "points": points,
+                    }
+                )
+    return charts
+
+
+def findings(view: Mapping[str, Any]) -> list[dict[str, Any]]:
+    items = sorted(view.get("findings") or [], key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 3))
+    return [
+        {
+            "code": f.get("code", ""),
+            "severity": f.get("severity", "info"),
+            "icon": {"critical": "critical", "warning": "warning"}.get(f.get("severity"), "info"),
+            "title": f.get("title", ""),
+            "explanation": f.get("explanation", ""),
+            "evidence": [
+                {"label": str(k), "value": v if isinstance(v, str) else json.dumps(v)}
+                for k, v in (f.get("evidence") or {}).items()
+            ],
+            "runbook": [str(line) for line in f.get("runbook") or []],
+            "action": f.get("action"),
+            "since": clock(f.get("since")),
+        }
+        for f in items
+    ]
+
+
+# Action buttons' places; the actions issue wires them. Enabled states mirror the upstream dashboard.
+_ACTIONS = (
+    ("promote", "Promote", False),
+    ("promote-full", "Promote full", False),
+    ("pause", "Pause", False),
+    ("retry", "Retry", False),
+    ("restart", "Restart", True),
+    ("abort", "Abort", True),
+)
+
+
+def actions(view: Mapping[str, Any]) -> dict[str, Any]:
+    fix = next((f for f in findings(view) if f["action"]), None)
+    return {
+        "buttons": [
+            {"name": name, "label": label, "destructive": destructive}
+            for name, label, destructive in _ACTIONS
+        ],
+        "suggested": {"action": fix["action"], "title": fix["title"]} if fix else None,
+        "wired": False,
+    }
+
+
+TIMELINE_LIMIT = 30
+
+_EVENT_ICONS = {
+    "release.started": "progressing",
+    "release.rerendered": "critical",
+    "release.superseded": "warning",
+    "release.aborted": "degraded",
+    "release.promoted": "healthy",
+    "release.fully_promoted": "healthy",
+    "step.changed": "progressing",
+    "weight.changed": "progressing",
+    "pause.started": "paused",
+    "pause.ended": "progressing",
+    "analysis.started": "progressing",
+    "analysis.measurement": "info",
+    "analysis.finished": "info",
+    "phase.changed": "info",
+    "finding.raised": "warning",
+    "finding.cleared": "healthy",
+    "action": "info",
+}
+
+
+def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The most recent timeline events, newest first, as clock time + icon + title."""
+    recent = list(events)[-TIMELINE_LIMIT:]
+    return [
+        {
+            "at": str(e.get("at") or ""),
+            "clock": clock(e.get("at")),
+            "kind": str(e.get("kind") or ""),
+            "icon": _EVENT_ICONS.get(str(e.get("kind")), "info"),
+            "title": str(e.get("title") or e.get("kind") or ""),
+            "critical": e.get("kind") in ("release.rerendered", "release.aborted"),
+        }
+        for e in reversed(recent)
+    ]
+
+
+def _traffic_router(view: Mapping[str, Any]) -> str:
+    router = view.get("trafficRouter") or view.get("trafficRouting")
+    if isinstance(router, Mapping):
+        return ", ".join(str(k) for k in router)
+    return str(router) if router else ""

@@ -1,0 +1,202 @@
+"""Pages and the JSON API. Views are thin: parse, check access, fetch from the bus, present, render.
+
+Every view goes through ``_reader`` (the login gate, ``dashboard.access.visibility``). Pages embed their
+first document as JSON (``json_script``) and the page script draws it and then follows the websocket,
+so the first paint and every live update take the same path. Non-goal: actions (a later issue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from functools import wraps
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth import aauthenticate, alogin, alogout
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.http import require_GET
+
+from dashboard.access.visibility import can_view, may_read, visible
+from dashboard.web import data
+from dashboard.web.fleet import GROUPS, fleet_rows, group_counts
+
+View = Callable[..., Coroutine[Any, Any, HttpResponse]]
+
+
+def _reader(api: bool = False) -> Callable[[View], View]:
+    """Require a reader; pages redirect to the login page, the API answers 401 with a JSON error."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            user = await request.auser()
+            request.user = user  # resolved here, so templates never touch the database synchronously
+            if not may_read(user):
+                if api:
+                    return JsonResponse({"error": "authentication required"}, status=401)
+                query = urlencode({"next": request.get_full_path()})
+                return HttpResponseRedirect(f"{settings.LOGIN_URL}?{query}")
+            request.reader = user  # type: ignore[attr-defined]
+            return await view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def _key(cluster: str, namespace: str, name: str) -> str:
+    return f"{cluster}/{namespace}/{name}"
+
+
+@never_cache
+@require_GET
+@_reader()
+async def fleet_page(request: HttpRequest) -> HttpResponse:
+    stream_id, rows = await data.gather_fleet()
+    presented = fleet_rows(visible(request.reader, rows), data.now())  # type: ignore[attr-defined]
+    counts = group_counts(presented)
+    clusters = sorted({row["cluster"] for row in presented})
+    namespaces = sorted({row["namespace"] for row in presented})
+    context = {
+        "initial": {"streamId": stream_id, "rows": presented},
+        "groups": [
+            {"name": n, "label": label, "hint": hint, "count": counts[n]} for n, label, hint in GROUPS
+        ],
+        "total": len(presented),
+        "clusters": clusters,
+        "namespaces": namespaces,
+        "page": "fleet",
+    }
+    return render(request, "dashboard/fleet.html", context)
+
+
+@never_cache
+@require_GET
+@_reader()
+async def rollout_page(request: HttpRequest, cluster: str, namespace: str, name: str) -> HttpResponse:
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        raise Http404("no such rollout")
+    stream_id, view = await data.gather_rollout(key)
+    page = await data.rollout_page(key, view, stream_id) if view else None
+    context = {
+        "initial": {"streamId": stream_id, "view": view, "page": page},
+        "cluster": cluster,
+        "namespace": namespace,
+        "name": name,
+        "key": key,
+        "found": view is not None,
+        "page": "rollout",
+    }
+    return render(request, "dashboard/rollout.html", context, status=200 if view else 404)
+
+
+@never_cache
+@require_GET
+@_reader()
+async def history_page(request: HttpRequest, cluster: str, namespace: str, name: str) -> HttpResponse:
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        raise Http404("no such rollout")
+    stream_id, view = await data.gather_rollout(key)
+    events = await data.recent_events(key, stream_id)
+    context = {
+        "initial": {"streamId": stream_id, "view": view, "events": list(events)},
+        "cluster": cluster,
+        "namespace": namespace,
+        "name": name,
+        "key": key,
+        "page": "history",
+    }
+    return render(request, "dashboard/history.html", context)
+
+
+# --- JSON API (DESIGN §3) ---------------------------------------------------------------------------
+
+
+@never_cache
+@require_GET
+@_reader(api=True)
+async def api_fleet(request: HttpRequest) -> JsonResponse:
+    stream_id, rows = await data.gather_fleet()
+    rows = visible(request.reader, rows)  # type: ignore[attr-defined]
+    return JsonResponse({"streamId": stream_id, "count": len(rows), "rollouts": rows})
+
+
+@never_cache
+@require_GET
+@_reader(api=True)
+async def api_rollout(request: HttpRequest, cluster: str, namespace: str, name: str) -> JsonResponse:
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        return JsonResponse({"error": f"no rollout {key}"}, status=404)
+    stream_id, view = await data.gather_rollout(key)
+    if view is None:
+        return JsonResponse({"error": f"no rollout {key}"}, status=404)
+    return JsonResponse({"streamId": stream_id, **view})
+
+
+@never_cache
+@require_GET
+@_reader(api=True)
+async def api_timeline(request: HttpRequest, cluster: str, namespace: str, name: str) -> JsonResponse:
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        return JsonResponse({"error": f"no rollout {key}"}, status=404)
+    stream_id, view = await data.gather_rollout(key)
+    events = await data.recent_events(key, stream_id)
+    if view is None and not events:
+        return JsonResponse({"error": f"no rollout {key}"}, status=404)
+    return JsonResponse({"key": key, "streamId": stream_id, "events": list(events)})
+
+
+# --- login --------------------------------------------------------------------------------------------
+
+
+@never_cache
+@csrf_protect
+async def login_page(request: HttpRequest) -> HttpResponse:
+    request.user = await request.auser()
+    next_url = request.POST.get("next") or request.GET.get("next") or settings.LOGIN_REDIRECT_URL
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = settings.LOGIN_REDIRECT_URL
+    error = ""
+    if request.method == "POST":
+        username = request.POST.get("username", "").strip()
+        password = request.POST.get("password", "")
+        user = await aauthenticate(request, username=username, password=password) if username else None
+        if user is not None and user.is_active:
+            await alogin(request, user)
+            return HttpResponseRedirect(next_url)
+        error = "That username and password do not match an account."
+    context = {"next": next_url, "error": error, "page": "login"}
+    return render(request, "registration/login.html", context, status=401 if error else 200)
+
+
+async def logout_page(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return HttpResponse("Log out with a POST request.", status=405, content_type="text/plain")
+    await alogout(request)
+    return HttpResponseRedirect(settings.LOGIN_URL)
+
+
+# --- plotly.js, served from the installed package (never copied into the repo) ----------------------
+
+
+def _plotly_path() -> Path:
+    import plotly
+
+    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+@require_GET
+def plotly_js(request: HttpRequest) -> FileResponse:
+    response = FileResponse(_plotly_path().open("rb"), content_type="application/javascript")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

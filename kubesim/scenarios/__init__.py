@@ -1,0 +1,63 @@
+"""Scenarios: the built-in ones and scenario files, loaded and validated into ``Scenario`` objects.
+
+``load_scenarios(["healthy-canary", "./my.yaml"])`` accepts built-in names and paths to YAML/JSON files in the
+format documented in ``kubesim.scenarios.schema`` (a sample is in ``kubesim/scenarios/examples/``). Any problem
+raises ``ScenarioError`` with a message naming the file and field.
+
+Non-goals: fetching scenarios from the network.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from kubesim.scenarios.builtin import BUILTIN
+from kubesim.scenarios.schema import Scenario, ScenarioError, parse_scenario
+
+__all__ = ["Scenario", "ScenarioError", "builtin_names", "list_scenarios", "load_scenario", "load_scenarios"]
+
+
+def builtin_names() -> list[str]:
+    return [str(s["name"]) for s in BUILTIN]
+
+
+def list_scenarios() -> list[tuple[str, str]]:
+    return [(str(s["name"]), str(s["description"])) for s in BUILTIN]
+
+
+def load_scenario(name_or_file: str) -> Scenario:
+    for data in BUILTIN:
+        if data["name"] == name_or_file:
+            return parse_scenario(copy.deepcopy(data), f"built-in scenario {name_or_file}")
+    path = Path(name_or_file)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ScenarioError(f"{name_or_file}: cannot read the scenario file: {error.strerror or error}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            raise ScenarioError(f"{name_or_file}: not valid YAML{where}: "
+                                f"{getattr(error, 'problem', None) or error}") from None
+        return parse_scenario(data, name_or_file)
+    raise ScenarioError(f"unknown scenario {name_or_file!r}: not a built-in scenario "
+                        f"({', '.join(builtin_names())}) and not a .yaml/.json file")
+
+
+def load_scenarios(names_or_files: list[str]) -> list[Scenario]:
+    scenarios = [load_scenario(n) for n in names_or_files]
+    seen: dict[tuple[str, str], str] = {}
+    for scenario in scenarios:
+        for ro in scenario.rollouts:
+            key = (ro.namespace, ro.name)
+            if key in seen:
+                raise ScenarioError(f"scenarios {seen[key]} and {scenario.name} both define rollout "
+                                    f"{ro.namespace}/{ro.name}")
+            seen[key] = scenario.name
+    return scenarios

@@ -1,0 +1,364 @@
+"""The simulation: seeds a scenario's objects into the store, then runs the controllers until cancelled.
+
+Event-driven and level-triggered, like real controllers: ``store.subscribe`` feeds an informer-like cache and a
+de-duplicating work queue keyed by (kind, namespace/name); reconcilers read the cache and write to the store;
+anything timed (pause expiry, pod readiness, analysis intervals, scale-down deadlines, scenario events, another
+writer's next write, fleet churn) goes on a timer heap in simulated seconds.
+
+Two ways to drive it:
+- ``await Simulation(...).run()`` — real time on one asyncio loop (durations divided by ``speed``);
+- ``sim.advance(sim_seconds)`` with a ``ManualClock`` — deterministic and instant, for tests.
+
+Non-goals: parallelism (one thread, one loop), persistence across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from kubesim.clock import Clock, ManualClock
+from kubesim.controller import actions
+from kubesim.controller.analysis import AnalysisController
+from kubesim.controller.common import (
+    ANALYSIS_RUNS,
+    ANALYSIS_TEMPLATES,
+    APPLICATIONS,
+    PODS,
+    REPLICA_SETS,
+    ROLLOUTS,
+    SERVICES,
+    Cache,
+    Key,
+    Obj,
+)
+from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
+from kubesim.controller.rollouts import RolloutController
+from kubesim.gitops import GitOps, rollout_manifest
+from kubesim.metrics import MetricProvider, SeriesProvider
+from kubesim.scenarios import Scenario, ScenarioError, list_scenarios, load_scenarios
+from kubesim.scenarios.schema import Event, RolloutDef, Writer
+
+__all__ = ["Scenario", "ScenarioError", "Simulation", "list_scenarios", "load_scenarios"]
+
+log = logging.getLogger("kubesim.simulation")
+
+USER_MANAGER = "kubectl-client-side-apply"
+
+
+class Simulation:
+    def __init__(self, store: Any, scenarios: list[Scenario], *, speed: float = 1.0, seed: int = 0,
+                 faults: Any | None = None, clock: Clock | None = None,
+                 provider: MetricProvider | None = None) -> None:
+        self.store = store
+        self.scenarios = scenarios
+        self.clock = clock or Clock(speed)
+        self.faults = faults
+        self.rng = random.Random(seed)
+        series = {}
+        for scenario in scenarios:
+            series.update(scenario.metrics)
+        self.provider = provider or SeriesProvider(series)
+        self.cache = Cache([ROLLOUTS, REPLICA_SETS, PODS, ANALYSIS_RUNS, ANALYSIS_TEMPLATES, APPLICATIONS,
+                            SERVICES])
+        self._queue: dict[tuple[str, Key], None] = {}
+        self._timers: list[tuple[datetime, int, str, Key]] = []
+        self._seq = itertools.count()
+        self._wake: asyncio.Event | None = None
+        self._pods: dict[Key, PodBehaviour] = {}
+        self._unpullable: dict[Key, list[str]] = {}
+        self._events: list[tuple[Event, int]] = []
+        self._writers: list[Writer] = []
+        self._fleet: list[Key] = []
+        self._churn_interval: float | None = None
+        self._versions = itertools.count(2)
+        self.seeded = False
+        self.reconciles = 0
+        self.rollouts = RolloutController(store, self.cache, self.clock, self.enqueue)
+        self.analysis = AnalysisController(store, self.cache, self.clock, self.provider, self.enqueue)
+        self.replicasets = ReplicaSetController(store, self.cache, self.clock, self.enqueue, self._pod_policy,
+                                                random.Random(seed + 1))
+        self.gitops = GitOps(store, self.cache, self.clock, self.enqueue, random.Random(seed + 2))
+        self._handlers: dict[str, Callable[[Key], None]] = {
+            "rollout": self.rollouts.reconcile,
+            "replicaset": self.replicasets.reconcile,
+            "pod-ready": self.replicasets.make_ready,
+            "analysisrun": self.analysis.reconcile,
+            "application": lambda key: self.gitops.reconcile(key[1]),
+            "event": self._run_event,
+            "writer": self._run_writer,
+            "churn": self._churn,
+        }
+        for resource in self.cache.resources:
+            items, _ = store.list(resource)
+            for obj in items:
+                self.cache.apply("ADDED", resource, obj)
+        self._unsubscribe = store.subscribe(self._on_event)
+
+    # ---- queue and timers -------------------------------------------------------------------------------
+
+    def enqueue(self, kind: str, key: Key, delay: float = 0.0) -> None:
+        """Run ``kind`` for ``key`` now (delay 0) or after ``delay`` simulated seconds."""
+        if delay <= 0:
+            self._queue[(kind, key)] = None
+        else:
+            due = self.clock.now() + self.clock.wall(delay)
+            heapq.heappush(self._timers, (due, next(self._seq), kind, key))
+        if self._wake is not None:
+            self._wake.set()
+
+    def _on_event(self, event_type: str, resource: str, obj: Obj) -> None:
+        self.cache.apply(event_type, resource, obj)
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace", ""), meta.get("name", ""))
+        queue = self._queue
+        if resource == ROLLOUTS:
+            queue[("rollout", key)] = None
+            app = self.gitops.by_rollout.get(key)
+            if app is not None:
+                queue[("application", ("argocd", app))] = None
+        elif resource == PODS:
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("kind") == "ReplicaSet":
+                    queue[("replicaset", (key[0], ref["name"]))] = None
+        elif resource == REPLICA_SETS:
+            if event_type != "DELETED":
+                queue[("replicaset", key)] = None
+            self._queue_owner(meta, key[0])
+        elif resource == ANALYSIS_RUNS:
+            if event_type != "DELETED":
+                queue[("analysisrun", key)] = None
+            self._queue_owner(meta, key[0])
+        elif resource == APPLICATIONS:
+            queue[("application", key)] = None
+        if self._wake is not None:
+            self._wake.set()
+
+    def _queue_owner(self, meta: Obj, namespace: str) -> None:
+        for ref in meta.get("ownerReferences") or []:
+            if ref.get("kind") == "Rollout":
+                self._queue[("rollout", (namespace, ref["name"]))] = None
+
+    def _fire_due(self) -> None:
+        now = self.clock.now()
+        while self._timers and self._timers[0][0] <= now:
+            _, _, kind, key = heapq.heappop(self._timers)
+            self._queue[(kind, key)] = None
+
+    def process(self, limit: int | None = None) -> int:
+        """Run queued work until the queue is empty (or ``limit`` items); returns how many ran."""
+        done = 0
+        while self._queue and (limit is None or done < limit):
+            kind, key = next(iter(self._queue))
+            del self._queue[(kind, key)]
+            try:
+                self._handlers[kind](key)
+            except Exception as error:  # one bad reconcile must not stop the cluster
+                log.warning("%s %s/%s failed: %s", kind, key[0], key[1], error,
+                            exc_info=not hasattr(error, "status"))
+                if kind in ("rollout", "replicaset", "analysisrun", "application"):
+                    self.enqueue(kind, key, 1.0)
+            done += 1
+        self.reconciles += done
+        return done
+
+    def advance(self, sim_seconds: float) -> None:
+        """With a ManualClock: move simulated time forward, running everything that falls due, in order."""
+        if not isinstance(self.clock, ManualClock):
+            raise TypeError("advance() needs a ManualClock; use run() with a real clock")
+        if not self.seeded:
+            self.seed()
+        target = self.clock.now() + timedelta(seconds=sim_seconds)
+        self.process()
+        while self._timers and self._timers[0][0] <= target:
+            due = self._timers[0][0]
+            if due > self.clock.now():
+                self.clock.set(due)
+            self._fire_due()
+            self.process()
+        self.clock.set(target)
+        self._fire_due()
+        self.process()
+
+    async def run(self) -> None:
+        """Seed the scenarios, then reconcile until cancelled."""
+        self._wake = asyncio.Event()
+        if not self.seeded:
+            self.seed()
+        while True:
+            self._fire_due()
+            if self.process(limit=200):
+                await asyncio.sleep(0)  # let the API server breathe between batches
+                continue
+            timeout = 1.0
+            if self._timers:
+                timeout = max(0.0, min(timeout, (self._timers[0][0] - self.clock.now()).total_seconds()))
+            self._wake.clear()
+            if timeout > 0 and not self._queue:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout)
+                except TimeoutError:
+                    pass
+
+    async def run_for(self, sim_seconds: float) -> None:
+        """Run in real time for a while (tests with a fast real clock)."""
+        task = asyncio.ensure_future(self.run())
+        try:
+            await asyncio.sleep(self.clock.wall(sim_seconds).total_seconds())
+        finally:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+    # ---- seeding ----------------------------------------------------------------------------------------
+
+    def seed(self) -> None:
+        """Create the scenarios' objects and schedule their events."""
+        self.seeded = True
+        for scenario in self.scenarios:
+            for template in scenario.analysis_templates:
+                self.store.create(ANALYSIS_TEMPLATES, template, manager=USER_MANAGER)
+            apps = {a.rollout: a for a in scenario.applications}
+            for defn in scenario.rollouts:
+                self._register_pods(defn)
+                self._create_services(defn)
+                app = apps.get(defn.name)
+                if app is not None:
+                    self.gitops.add(app, defn)
+                else:
+                    self.store.create(ROLLOUTS, rollout_manifest(defn), manager=USER_MANAGER)
+            for event in scenario.events:
+                self._events.append((event, 0))
+                self.enqueue("event", ("", str(len(self._events) - 1)), event.at)
+            for writer in scenario.writers:
+                self._writers.append(writer)
+                self.enqueue("writer", ("", str(len(self._writers) - 1)), writer.every)
+            if scenario.fleet is not None:
+                self._seed_fleet(scenario)
+
+    def _register_pods(self, defn: RolloutDef) -> None:
+        self._pods[(defn.namespace, defn.name)] = PodBehaviour(ready_seconds=defn.pod_ready_seconds)
+        self._unpullable[(defn.namespace, defn.name)] = list(defn.unpullable_images)
+
+    def _pod_policy(self, rs: Obj) -> PodBehaviour:
+        ns = rs["metadata"]["namespace"]
+        owner = next((r["name"] for r in rs["metadata"].get("ownerReferences") or [] if r.get("kind") == "Rollout"),
+                     "")
+        behaviour = self._pods.get((ns, owner), PodBehaviour())
+        images = [c.get("image", "") for c in (rs.get("spec") or {}).get("template", {}).get("spec", {}).get(
+            "containers") or []]
+        if any(image in self._unpullable.get((ns, owner), []) for image in images):
+            return PodBehaviour(ready_seconds=behaviour.ready_seconds, pull_fails=True)
+        return behaviour
+
+    def _create_services(self, defn: RolloutDef) -> None:
+        canary = defn.strategy.get("canary") or {}
+        bg = defn.strategy.get("blueGreen") or {}
+        names = [canary.get("canaryService"), canary.get("stableService"), bg.get("activeService"),
+                 bg.get("previewService")]
+        for name in [n for n in names if n]:
+            if self.store.try_get(SERVICES, defn.namespace, name) is not None:
+                continue
+            self.store.create(SERVICES, {
+                "apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": name, "namespace": defn.namespace, "labels": {"app": defn.name}},
+                "spec": {"type": "ClusterIP", "selector": {"app": defn.name},
+                         "clusterIP": f"10.96.{self.rng.randint(0, 255)}.{self.rng.randint(1, 254)}",
+                         "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]},
+            }, manager=USER_MANAGER)
+
+    def _seed_fleet(self, scenario: Scenario) -> None:
+        fleet = scenario.fleet
+        assert fleet is not None
+        for i in range(fleet.rollouts):
+            ns = f"fleet-{i % fleet.namespaces:02d}"
+            defn = RolloutDef(
+                name=f"svc-{i:05d}", namespace=ns, replicas=fleet.replicas, image="registry.example.com/svc:1.0.1",
+                strategy={"canary": {"steps": [{"setWeight": 50}, {"pause": {"duration": "10s"}}]}},
+                spec={"revisionHistoryLimit": 2}, pod_ready_seconds=scenario.pod_ready_seconds,
+                unpullable_images=[])
+            self._register_pods(defn)
+            self.store.create(ROLLOUTS, rollout_manifest(defn), manager=USER_MANAGER)
+            self._fleet.append((ns, defn.name))
+        if fleet.churn_per_second > 0:
+            self._churn_interval = 1.0 / fleet.churn_per_second
+            self.enqueue("churn", ("", "fleet"), self._churn_interval)
+
+    # ---- scenario events, writers, churn ----------------------------------------------------------------
+
+    def _run_event(self, key: Key) -> None:
+        index = int(key[1])
+        event, count = self._events[index]
+        self._events[index] = (event, count + 1)
+        if event.every:
+            self.enqueue("event", key, event.every)
+        params = event.params
+        scenario_ns = {r.name: r.namespace for s in self.scenarios for r in s.rollouts}
+        if event.kind == "set_image":
+            images = params.get("images") or [params["image"]]
+            image = str(images[count % len(images)])
+            actions.set_image(self.store, scenario_ns[params["rollout"]], params["rollout"],
+                              str(params.get("container", "*")), image)
+        elif event.kind == "commit":
+            self.gitops.commit(str(params["app"]), params)
+        elif event.kind == "action":
+            extra = {k: v for k, v in params.items() if k not in ("rollout", "name")}
+            actions.run_action(self.store, scenario_ns[params["rollout"]], params["rollout"], str(params["name"]),
+                               self.clock.now(), **extra)
+        elif event.kind == "fault":
+            self._fault(params)
+
+    def _fault(self, params: Obj) -> None:
+        if self.faults is None:
+            log.info("fault %s skipped: no server faults attached", params.get("name"))
+            return
+        name = params["name"]
+        if name == "hang":
+            self.faults.hang(float(params.get("seconds", 5)))
+        elif name == "fail":
+            self.faults.fail(count=params.get("count"), seconds=params.get("seconds"))
+        else:
+            getattr(self.faults, name)()
+
+    def _run_writer(self, key: Key) -> None:
+        writer = self._writers[int(key[1])]
+        self.enqueue("writer", key, writer.every)
+        if self.cache.get(ROLLOUTS, writer.namespace, writer.rollout) is None:
+            return
+        if writer.status is not None:
+            self.store.patch(ROLLOUTS, writer.namespace, writer.rollout, {"status": writer.status},
+                             subresource="status", manager=writer.manager)
+        else:
+            self.store.patch(ROLLOUTS, writer.namespace, writer.rollout, {"spec": writer.spec},
+                             manager=writer.manager)
+
+    def _churn(self, key: Key) -> None:
+        """Fleet churn: a new image version on a random rollout."""
+        if self._churn_interval is not None:
+            self.enqueue("churn", key, self._churn_interval)
+        if not self._fleet:
+            return
+        ns, name = self._fleet[self.rng.randrange(len(self._fleet))]
+        version = next(self._versions)
+        self.store.patch(ROLLOUTS, ns, name,
+                         [{"op": "replace", "path": "/spec/template/spec/containers/0/image",
+                           "value": f"registry.example.com/svc:1.0.{version}"}],
+                         patch_type="json", manager=USER_MANAGER)
+
+    def set_churn(self, per_second: float) -> None:
+        """Change the fleet's churn rate (the benchmark raises it until the simulator saturates)."""
+        first = self._churn_interval is None
+        self._churn_interval = 1.0 / per_second if per_second > 0 else None
+        if first and self._churn_interval is not None:
+            self.enqueue("churn", ("", "fleet"), self._churn_interval)
+
+    def close(self) -> None:
+        self._unsubscribe()

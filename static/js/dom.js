@@ -1,0 +1,61 @@
+// DOM helpers. Data from Kubernetes only ever reaches the page through textContent and setAttribute
+// (never innerHTML), so nothing in an object can become markup.
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG, tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (name) {
+      var value = attrs[name];
+      if (value === null || value === undefined || value === false) return;
+      if (name === "text") node.textContent = String(value);
+      else if (name.slice(0, 2) === "on" && typeof value === "function") node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : String(value));
+    });
+  }
+
+  function append(node, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) { child.forEach(function (c) { append(node, c); }); return; }
+    node.appendChild(typeof child === "string" || typeof child === "number"
+      ? document.createTextNode(String(child)) : child);
+  }
+
+  function icon(name, cls) {
+    var use = svg("use", { href: "#i-" + name });
+    return svg("svg", { "class": "icon s-" + name + (cls ? " " + cls : ""), "aria-hidden": "true" }, use);
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function fill(node) { clear(node); for (var i = 1; i < arguments.length; i++) append(node, arguments[i]); return node; }
+
+  function readJSON(id) {
+    var node = document.getElementById(id);
+    return node ? JSON.parse(node.textContent) : null;
+  }
+
+  function countdown(iso) {
+    var left = Math.round((Date.parse(iso) - Date.now()) / 1000);
+    if (isNaN(left)) return "";
+    if (left <= 0) return "0 s left";
+    var m = Math.floor(left / 60), s = left % 60;
+    return (m ? m + " m " : "") + s + " s left";
+  }
+
+  window.UI = { el: el, svg: svg, icon: icon, clear: clear, fill: fill, readJSON: readJSON, countdown: countdown };
+})();

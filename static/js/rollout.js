@@ -1,0 +1,183 @@
+// Rollout page: draws the presented page document (dashboard/web/rollout.py) and keeps it live.
+(function () {
+  "use strict";
+  var el = UI.el, icon = UI.icon, fill = UI.fill;
+  var initial = UI.readJSON("initial");
+  var key = UI.readJSON("rollout-key");
+  var current = null;
+
+  function pct(v) { return v === null || v === undefined ? "—" : v + " %"; }
+
+  function badges(h) {
+    var phase = el("span", { "class": "pair", "data-badge": "phase", title: "The rollout's own phase (Argo Rollouts)" },
+      el("span", { "class": "k", text: "Rollout" }), el("span", null, icon(h.icon), el("span", { "data-field": "status", text: h.status })));
+    var argo = el("span", { "class": "pair", "data-badge": "argocd", title: "Health as Argo CD reports it" },
+      el("span", { "class": "k", text: "Argo CD" }),
+      el("span", null, icon(h.argocd.observed ? h.argocd.icon : "unknown"), el("span", { text: h.argocd.health })),
+      h.argocd.sync ? el("span", { text: h.argocd.sync }) : null);
+    var parts = [phase, argo];
+    if (h.reason) parts.push(el("span", { "class": "muted", "data-field": "message", text: "“" + h.reason + "”" }));
+    if (h.argocd.note) parts.push(el("span", { "class": "health-note", text: h.argocd.note }));
+    if (h.findings.critical) parts.push(el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical"));
+    if (h.findings.warning) parts.push(el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning" + (h.findings.warning > 1 ? "s" : "")));
+    return parts;
+  }
+
+  function meta(h) {
+    function item(label, value, field) {
+      return el("span", null, label + " ", el("b", { "data-field": field || null, text: value }));
+    }
+    var out = [item("Strategy", h.strategy + (h.trafficRouter ? " · " + h.trafficRouter + " traffic routing" : ""))];
+    if (h.step) out.push(item("Step", h.step, "step"));
+    if (h.strategy === "Canary") {
+      out.push(item("Weight", pct(h.setWeight) + " desired", "setWeight"));
+      out.push(item("Actual", pct(h.actualWeight) + (h.weightSource === "replicas" ? " (replica ratio)" : ""), "actualWeight"));
+    }
+    if (h.canaryImage) out.push(item("Image", h.canaryImage));
+    if (h.stableImage) out.push(item("Stable", h.stableImage));
+    out.push(item("Release age", h.releaseAge));
+    return out;
+  }
+
+  function actionbar(a) {
+    var out = [];
+    if (a.suggested) {
+      out.push(el("span", { "class": "suggest" },
+        el("button", { type: "button", "class": "btn primary", disabled: true, title: "Actions arrive with the actions feature" }, a.suggested.action),
+        el("span", { text: "Suggested fix for “" + a.suggested.title + "”" })));
+    }
+    out.push(el("span", { "class": "spacer" }));
+    a.buttons.forEach(function (b) {
+      if (!b.destructive) out.push(el("button", { type: "button", "class": "btn", disabled: true, "data-action": b.name, title: "Not available yet" }, b.label));
+    });
+    out.push(el("span", { style: "width:16px" }));
+    a.buttons.forEach(function (b) {
+      if (b.destructive) out.push(el("button", { type: "button", "class": "btn danger", disabled: true, "data-action": b.name, title: "Not available yet" }, b.label));
+    });
+    return out;
+  }
+
+  function findings(list) {
+    if (!list.length) return [el("p", { "class": "none" }, icon("healthy"), " No findings: nothing here needs a person.")];
+    return list.map(function (f) {
+      var runbook = null;
+      if (f.runbook.length) {
+        var copy = el("button", { type: "button", "class": "btn", text: "Copy" });
+        var code = el("code", { text: f.runbook.join("\n") });
+        copy.addEventListener("click", function () { navigator.clipboard && navigator.clipboard.writeText(code.textContent); });
+        runbook = el("div", { "class": "runbook", "aria-label": "Runbook" }, copy, code);
+      }
+      return el("article", { "class": "finding " + f.severity, "data-code": f.code },
+        el("h3", null, icon(f.icon), el("span", { "class": "sev s-" + f.icon, text: f.severity }), el("span", { text: f.title }),
+          f.since ? el("span", { "class": "muted", text: "since " + f.since }) : null),
+        el("p", { text: f.explanation }),
+        f.evidence.length ? el("div", { "class": "tiles" }, f.evidence.map(function (e) {
+          return el("div", { "class": "tile" }, el("div", { "class": "label", text: e.label }), el("div", { "class": "v", text: e.value }));
+        })) : null,
+        runbook,
+        f.action ? el("button", { type: "button", "class": "btn primary", disabled: true, title: "Actions arrive with the actions feature" }, f.action) : null);
+    });
+  }
+
+  function steps(s) {
+    document.getElementById("steps-sub").textContent = s.count ? "step " + Math.min(s.current, s.count) + " of " + s.count : "";
+    var note = document.getElementById("steps-note");
+    note.hidden = !s.note; note.textContent = s.note;
+    if (!s.items.length) return [el("li", { "class": "muted", text: s.strategy === "BlueGreen" ? "Blue-green: no steps." : "No steps." })];
+    return s.items.map(function (item) {
+      return el("li", { "class": item.state, "aria-current": item.state === "current" ? "step" : null },
+        el("span", { "class": "idx", text: String(item.index) }), el("b", { text: item.kind }), el("span", { text: item.text }),
+        el("span", { "class": "state", text: item.state === "done" ? "done" : item.state === "current" ? "now" : "" }));
+    });
+  }
+
+  function revisions(list) {
+    if (!list.length) return [el("p", { "class": "none", text: "No ReplicaSets seen." })];
+    return list.map(function (rev) {
+      return el("div", { "class": "rev" }, el("div", null, el("span", { "class": "label", text: "rev " }), el("b", { text: String(rev.revision) })),
+        rev.replicaSets.map(function (rs) {
+          return el("div", { "class": "rs" },
+            icon(rs.icon), rs.tags.map(function (t) { return el("span", { "class": "badge" + (t === "canary" || t === "preview" ? " tone-accent" : t === "stable" || t === "active" ? " tone-healthy" : ""), text: t }); }),
+            el("span", { "class": "mono", text: rs.hash }), el("span", { "class": "muted", text: rs.available + " / " + rs.replicas + " available" }),
+            rs.scaleDownDelay ? el("span", { "class": "muted", text: "delay " + rs.scaleDownDelay }) : null,
+            el("span", { "class": "pods", "aria-label": rs.pods.length + " pods" }, rs.pods.map(function (p) {
+              return el("span", { "class": "pod " + p.icon, title: p.name + " · " + p.status + " · ready " + p.ready });
+            })));
+        }),
+        rev.analysisRuns.map(function (ar) { return el("div", { "class": "rs" }, icon(ar.icon), el("span", { text: ar.name }), el("span", { "class": "muted", text: ar.status })); }));
+    });
+  }
+
+  function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
+
+  function analysis(charts) {
+    var target = document.getElementById("analysis");
+    if (!charts.length) { fill(target, el("p", { "class": "none", text: "No analysis runs." })); return; }
+    UI.clear(target);
+    charts.slice(0, 4).forEach(function (c) {
+      var plot = el("div", { "class": "chart", "data-chart": c.id });
+      target.appendChild(el("div", { "class": "arun" }, icon(c.icon), " ", el("b", { text: c.metric }),
+        el("span", { "class": "muted", text: " · " + c.run + " · " + c.status })));
+      target.appendChild(plot);
+      var ok = c.points.filter(function (p) { return p.value !== null; });
+      var traces = [{ x: ok.map(function (p, i) { return i + 1; }), y: ok.map(function (p) { return p.value; }), mode: "lines+markers",
+        name: c.metric, line: { color: cssVar("--accent") },
+        marker: { color: ok.map(function (p) { return p.phase === "Failed" ? cssVar("--critical") : p.phase === "Successful" ? cssVar("--healthy") : cssVar("--text-3"); }), size: 7 },
+        text: ok.map(function (p) { return p.at + " · " + p.phase; }), hoverinfo: "y+text" }];
+      var shapes = [];
+      [["success", "--healthy"], ["failure", "--critical"]].forEach(function (pair) {
+        var t = c[pair[0]];
+        if (!t) return;
+        shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: t.value, y1: t.value, line: { color: cssVar(pair[1]), dash: "dash", width: 1.5 } });
+        traces.push({ x: [ok.length || 1], y: [t.value], mode: "text", text: ["threshold " + t.op + " " + t.value], textposition: "top left",
+          textfont: { color: cssVar(pair[1]), size: 11 }, hoverinfo: "skip", showlegend: false });
+      });
+      if (window.Plotly) {
+        window.Plotly.react(plot, traces, { margin: { l: 40, r: 10, t: 8, b: 24 }, showlegend: false, shapes: shapes,
+          paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", font: { color: cssVar("--text-2"), size: 11 },
+          xaxis: { gridcolor: cssVar("--border"), dtick: 1 }, yaxis: { gridcolor: cssVar("--border") } }, { displayModeBar: false, responsive: true });
+      } else {
+        plot.textContent = ok.map(function (p) { return p.value; }).join(", ");
+      }
+    });
+  }
+
+  function timeline(list) {
+    if (!list.length) return [el("li", { "class": "none", text: "No events yet." })];
+    return list.map(function (e) {
+      return el("li", { "class": e.critical ? "crit" : "", "data-kind": e.kind }, el("span", { "class": "t", text: e.clock }), icon(e.icon), el("span", { "class": "title", text: e.title }));
+    });
+  }
+
+  function render(page) {
+    current = page;
+    var missing = document.getElementById("not-found");
+    if (missing) missing.hidden = !!page;
+    if (!page) return;
+    var h = page.header;
+    fill(document.getElementById("badges"), badges(h));
+    fill(document.getElementById("meta"), meta(h));
+    fill(document.getElementById("actionbar"), actionbar(page.actions));
+    document.getElementById("flow-sub").textContent = h.cluster + " / " + h.namespace + (h.step ? " · step " + h.step : "");
+    Flow.draw(document.getElementById("flow"), page.flow);
+    fill(document.getElementById("findings-count"),
+      h.findings.critical ? el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical") : null,
+      h.findings.warning ? el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning") : null);
+    fill(document.getElementById("findings"), findings(page.findings));
+    fill(document.getElementById("steps"), steps(page.steps));
+    fill(document.getElementById("revisions"), revisions(page.revisions));
+    analysis(page.analysis);
+    fill(document.getElementById("timeline"), timeline(page.timeline));
+    document.body.setAttribute("data-stream-id", page.updatedAt || "");
+  }
+
+  render(initial.page);
+  window.addEventListener("load", function () { if (current) analysis(current.analysis); });  // plotly loads deferred
+  document.addEventListener("themechange", function () { if (current) { analysis(current.analysis); } });
+  var path = "/ws/rollouts/" + key.split("/").map(encodeURIComponent).join("/") + "/";
+  var live = Live.connect(path, {
+    snapshot: function (m) { render(m.page); },
+    update: function (m) { render(m.page); },
+  });
+  live.start(initial.streamId);
+})();

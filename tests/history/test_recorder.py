@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from dashboard.domain.timeline import timeline_events
+from dashboard.history.models import Outcome, Release, TimelineEvent
+from dashboard.history.recorder import Recorder, prune_history, record_batch
+
+T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
+
+
+def view(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "cluster": "prod", "namespace": "shop", "name": "web", "uid": "u1", "status": "Healthy",
+        "message": "", "step": "4/4", "currentStepIndex": 4, "setWeight": 100, "actualWeight": 100,
+        "currentPodHash": "aaa", "stableRS": "aaa", "revision": 1,
+        "images": [{"image": "web:1", "tags": ["stable"]}], "revisions": [], "findings": [],
+    }
+    base.update(overrides)
+    return base
+
+
+def canary(step: int, **overrides: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {"currentPodHash": "bbb", "stableRS": "aaa", "currentStepIndex": step,
+                              "step": f"{step}/4", "status": "Paused", "revision": 2,
+                              "images": [{"image": "web:2", "tags": ["canary"]}]}
+    return view(**{**fields, **overrides})
+
+
+def play(views: list[dict[str, Any] | None]) -> None:
+    """Record a sequence of views the way the watcher does: diff each with the previous one."""
+    previous: dict[str, Any] | None = None
+    for i, current in enumerate(views):
+        at = T0 + timedelta(seconds=i)
+        record_batch([(current, timeline_events(previous, current, at=at), at)]) if current else None
+        previous = current
+
+
+@pytest.mark.django_db
+def test_a_release_is_recorded_with_its_steps_and_outcome() -> None:
+    play([view(), canary(0), canary(1), canary(2), canary(3),
+          canary(4, stableRS="bbb", status="Healthy")])
+    release = Release.objects.get(pod_hash="bbb")
+    assert release.outcome == Outcome.PROMOTED
+    assert release.revision == 2
+    assert release.images == ["web:2"]
+    assert release.steps_reached == 4
+    assert release.step_count == 4
+    assert release.ended_at is not None
+    steps = list(release.events.filter(kind="step.changed").values_list("data__toIndex", flat=True))
+    assert steps == [1, 2, 3, 4]
+
+
+@pytest.mark.django_db
+def test_recording_twice_adds_no_rows() -> None:
+    sequence = [view(), canary(0), canary(1), canary(2)]
+    play(sequence)
+    counts = (Release.objects.count(), TimelineEvent.objects.count())
+    play(sequence)
+    assert (Release.objects.count(), TimelineEvent.objects.count()) == counts
+
+
+@pytest.mark.django_db
+def test_an_abort_ends_the_release_as_aborted() -> None:
+    play([view(), canary(1), canary(1, status="Degraded", message="RolloutAborted: metric failed")])
+    release = Release.objects.get(pod_hash="bbb")
+    assert release.outcome == Outcome.ABORTED
+    assert release.events.filter(kind="release.aborted").exists()
+
+
+@pytest.mark.django_db
+def test_a_new_hash_supersedes_the_release_in_flight() -> None:
+    play([view(), canary(2), canary(0, currentPodHash="ccc")])
+    assert Release.objects.get(pod_hash="bbb").outcome == Outcome.SUPERSEDED
+    ccc = Release.objects.get(pod_hash="ccc")
+    assert ccc.outcome == Outcome.IN_PROGRESS
+    assert ccc.events.filter(kind="release.rerendered").exists()
+
+
+@pytest.mark.django_db
+def test_retention_deletes_only_old_ended_releases() -> None:
+    play([view(), canary(1)])
+    Release.objects.filter(pod_hash="aaa").update(ended_at=T0 - timedelta(days=100))
+    assert prune_history(90, now=T0) == 1
+    assert list(Release.objects.values_list("pod_hash", flat=True)) == ["bbb"]
+
+
+@pytest.mark.django_db
+def test_views_without_identity_are_ignored() -> None:
+    record_batch([({"name": None}, [], T0)])
+    assert Release.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_recorder_thread_writes_batches_and_flushes() -> None:
+    recorder = Recorder(max_wait=0.01).start()
+    try:
+        previous = None
+        for i, current in enumerate([view(), canary(0), canary(1)]):
+            at = T0 + timedelta(seconds=i)
+            recorder.submit(current, timeline_events(previous, current, at=at), at)
+            previous = current
+        assert recorder.flush(10)
+        assert Release.objects.get(pod_hash="bbb").steps_reached == 1
+    finally:
+        recorder.stop()

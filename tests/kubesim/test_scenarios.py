@@ -1,0 +1,236 @@
+"""Every built-in scenario reaches the end state its description documents, checked from the objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubesim.scenarios import ScenarioError, list_scenarios, load_scenario, load_scenarios
+from tests.kubesim._simhelp import condition, replica_sets, rollout, runs, start
+
+
+def test_every_builtin_scenario_documents_an_end_state() -> None:
+    names = [n for n, _ in list_scenarios()]
+    assert names == ["healthy-canary", "failed-analysis-abort", "rerender-race", "paused-reads-degraded",
+                     "orphaned-canary", "weight-fight", "blue-green", "progress-deadline",
+                     "metrics-provider-down", "fleet"]
+    for _, description in list_scenarios():
+        assert "Ends" in description or "Cycles" in description
+
+
+def test_healthy_canary_ends_healthy_on_revision_two_with_successful_analyses() -> None:
+    sim, store, _ = start("healthy-canary")
+    sim.advance(400)
+    ro = rollout(store, "shop", "checkout")
+    st = ro["status"]
+    assert st["phase"] == "Healthy"
+    assert st["stableRS"] == st["currentPodHash"]
+    assert ro["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
+    assert st["currentStepIndex"] == 6
+    assert [r["status"]["phase"] for r in runs(store, "shop")] == ["Successful", "Successful"]
+    assert st["canary"]["weights"]["stable"] == {"weight": 100, "serviceName": "checkout-stable",
+                                                 "podTemplateHash": st["currentPodHash"]}
+    assert condition(ro, "Healthy")["status"] == "True"
+    assert condition(ro, "Completed")["status"] == "True"
+
+
+def test_healthy_canary_names_and_labels_children_the_upstream_way() -> None:
+    sim, store, _ = start("healthy-canary")
+    sim.advance(400)
+    st = rollout(store, "shop", "checkout")["status"]
+    rs = next(r for r in replica_sets(store, "shop") if r["metadata"]["name"] == f"checkout-{st['currentPodHash']}")
+    assert rs["metadata"]["labels"]["rollouts-pod-template-hash"] == st["currentPodHash"]
+    assert rs["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
+    run = runs(store, "shop")[0]
+    assert run["metadata"]["name"] == f"checkout-{st['currentPodHash']}-2-2"
+    assert run["metadata"]["labels"] == {"rollouts-pod-template-hash": st["currentPodHash"],
+                                         "rollout-type": "Step", "step-index": "2"}
+    assert run["status"]["metricResults"][0]["measurements"][0]["value"] == "[0.01]"
+    pods = store.list("pods", "shop", label_selector=f"rollouts-pod-template-hash={st['currentPodHash']}")[0]
+    assert len(pods) == 5 and all(p["status"]["phase"] == "Running" for p in pods)
+
+
+def test_failed_analysis_abort_ends_degraded_with_abort_true() -> None:
+    sim, store, _ = start("failed-analysis-abort")
+    sim.advance(300)
+    ro = rollout(store, "billing", "payments")
+    st = ro["status"]
+    assert st["phase"] == "Degraded" and st["abort"] is True and "abortedAt" in st
+    assert st["message"].startswith("RolloutAborted: Rollout aborted update to revision 2: "
+                                    "Step-based analysis phase error/failed: Metric \"error-rate\" assessed Failed")
+    by_hash = {r["metadata"]["labels"]["rollouts-pod-template-hash"]: r for r in replica_sets(store, "billing")}
+    assert by_hash[st["currentPodHash"]]["spec"]["replicas"] == 0
+    assert by_hash[st["stableRS"]]["status"]["availableReplicas"] == 4
+
+
+def test_rerender_race_changes_the_hash_and_resets_the_step() -> None:
+    sim, store, _ = start("rerender-race")
+    history: list[tuple[str, int]] = []
+    store.subscribe(lambda t, res, o: history.append((o["status"].get("currentPodHash", ""),
+                                                      o["status"].get("currentStepIndex", 0)))
+                    if res == "argoproj.io/rollouts" and o.get("status") else None)
+    sim.advance(300)
+    ro = rollout(store, "web", "frontend")
+    st = ro["status"]
+    assert st["phase"] == "Paused" and st["message"] == "CanaryPauseStep"
+    assert ro["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "3"
+    hashes = [h for h, _ in history]
+    first_canary = next(h for h in hashes if h != hashes[0])
+    # The first canary got past step 0, then the hash changed and the step went back to 0.
+    assert max(i for h, i in history if h == first_canary) >= 1
+    assert (st["currentPodHash"], 0) in history
+    rs = {r["metadata"]["annotations"]["rollout.argoproj.io/revision"]: r for r in replica_sets(store, "web")}
+    t2, t3 = rs["2"]["spec"]["template"], rs["3"]["spec"]["template"]
+    assert t2["spec"] == t3["spec"]
+    assert t2["metadata"]["annotations"]["checksum/config"] != t3["metadata"]["annotations"]["checksum/config"]
+    app = store.get("argoproj.io/applications", "argocd", "frontend")
+    deployed = app["status"]["history"]
+    assert len(deployed) == 3 and deployed[1]["revision"] != deployed[2]["revision"]
+
+
+def test_paused_reads_degraded_ends_suspended_with_a_running_sync() -> None:
+    sim, store, _ = start("paused-reads-degraded")
+    sim.advance(200)
+    st = rollout(store, "search", "search")["status"]
+    assert (st["phase"], st["message"], st["currentStepIndex"]) == ("Paused", "CanaryPauseStep", 1)
+    app = store.get("argoproj.io/applications", "argocd", "search")["status"]
+    assert app["health"]["status"] == "Suspended"
+    assert app["operationState"]["phase"] == "Running"
+    assert app["operationState"]["message"] == "waiting for healthy state of argoproj.io/Rollout/search"
+
+
+def test_orphaned_canary_keeps_replicas_after_the_abort() -> None:
+    sim, store, _ = start("orphaned-canary")
+    sim.advance(300)
+    st = rollout(store, "warehouse", "inventory")["status"]
+    assert st["phase"] == "Degraded" and st["abort"] is True
+    assert st["canary"]["weights"]["canary"]["weight"] == 0
+    orphans = [r for r in replica_sets(store, "warehouse")
+               if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["stableRS"] and r["spec"]["replicas"]]
+    assert [r["spec"]["replicas"] for r in orphans] == [2]
+
+
+def test_weight_fight_flips_the_weight_between_two_writers() -> None:
+    sim, store, _ = start("weight-fight")
+    seen: list[int] = []
+    writers: set[str] = set()
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        weights = (obj.get("status") or {}).get("canary", {}).get("weights")
+        if resource == "argoproj.io/rollouts" and weights:
+            seen.append(weights["canary"]["weight"])
+            writers.update(e["manager"] for e in obj["metadata"]["managedFields"] if e.get("subresource"))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    flips = sum(1 for a, b in zip(seen, seen[1:], strict=False) if a != b)
+    assert flips >= 10 and set(seen) >= {0, 30}
+    ro = rollout(store, "ml", "recommendations")
+    assert ro["status"]["phase"] == "Paused"
+    assert {"rollouts-controller", "argocd-controller"} <= writers
+
+
+def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
+    sim, store, _ = start("blue-green")
+    sim.advance(100)
+    st = rollout(store, "identity", "accounts")["status"]
+    assert (st["phase"], st["message"]) == ("Paused", "BlueGreenPause")
+    assert st["blueGreen"]["previewSelector"] == st["currentPodHash"] != st["blueGreen"]["activeSelector"]
+    assert st["blueGreen"]["prePromotionAnalysisRunStatus"]["status"] == "Successful"
+    sim.advance(200)
+    st = rollout(store, "identity", "accounts")["status"]
+    assert st["phase"] == "Healthy"
+    assert st["blueGreen"]["activeSelector"] == st["stableRS"] == st["currentPodHash"]
+    old = [r for r in replica_sets(store, "identity")
+           if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["stableRS"]]
+    assert [r["spec"]["replicas"] for r in old] == [0]
+    svc = store.get("services", "identity", "accounts")
+    assert svc["spec"]["selector"]["rollouts-pod-template-hash"] == st["stableRS"]
+
+
+def test_blue_green_old_replica_set_carries_a_scale_down_deadline_first() -> None:
+    sim, store, _ = start("blue-green")
+    sim.advance(125)
+    st = rollout(store, "identity", "accounts")["status"]
+    old = next(r for r in replica_sets(store, "identity")
+               if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["currentPodHash"])
+    assert old["spec"]["replicas"] == 3 and "scale-down-deadline" in old["metadata"]["annotations"]
+
+
+def test_progress_deadline_ends_degraded_with_progress_deadline_exceeded() -> None:
+    sim, store, _ = start("progress-deadline")
+    sim.advance(200)
+    ro = rollout(store, "shop", "orders")
+    cond = condition(ro, "Progressing")
+    assert cond["reason"] == "ProgressDeadlineExceeded" and cond["status"] == "False"
+    assert ro["status"]["phase"] == "Degraded"
+    assert ro["status"]["message"] == (f'ProgressDeadlineExceeded: ReplicaSet "orders-'
+                                       f'{ro["status"]["currentPodHash"]}" has timed out progressing.')
+    pod = store.list("pods", "shop", label_selector=f"rollouts-pod-template-hash={ro['status']['currentPodHash']}")
+    assert pod[0][0]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
+
+
+def test_metrics_provider_down_ends_with_an_errored_analysis_run() -> None:
+    sim, store, _ = start("metrics-provider-down")
+    sim.advance(200)
+    (run,) = runs(store, "shop")
+    assert run["status"]["phase"] == "Error"
+    result = run["status"]["metricResults"][0]
+    assert result["error"] == 5 and result["consecutiveError"] == 5
+    assert "no such host" in result["measurements"][-1]["message"]
+    assert rollout(store, "shop", "catalog")["status"]["phase"] == "Degraded"
+
+
+def test_fleet_creates_rollouts_in_namespaces_and_keeps_churning() -> None:
+    sim, store, _ = start("fleet")
+    sim.advance(60)
+    items, _ = store.list("argoproj.io/rollouts")
+    assert len(items) == 100
+    assert {r["metadata"]["namespace"] for r in items} == {f"fleet-{i:02d}" for i in range(5)}
+    revisions = [int(r["metadata"]["annotations"]["rollout.argoproj.io/revision"]) for r in items]
+    assert sum(revisions) > 100  # churn made new revisions
+    assert sum(1 for r in items if r["status"]["phase"] == "Healthy") > 50
+
+
+def test_the_same_seed_gives_the_same_objects() -> None:
+    def snapshot() -> list[str]:
+        sim, store, _ = start("failed-analysis-abort", seed=7)
+        sim.advance(120)
+        return sorted(p["metadata"]["name"] for p in store.list("pods")[0])
+    assert snapshot() == snapshot()
+
+
+def test_a_scenario_file_in_the_documented_format_loads(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "kubesim" / "scenarios" / "examples" / "canary-with-analysis.yaml"
+    scenario = load_scenario(str(example))
+    assert scenario.rollouts[0].name == "demo"
+    sim, store, _ = start(str(example))
+    sim.advance(600)
+    assert rollout(store, "demo", "demo")["status"]["phase"] == "Healthy"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("name: x\n", "missing required key(s) description"),
+    ("name: Bad_Name\ndescription: d\n", "name: expected a lowercase DNS-1123 name"),
+    ("name: x\ndescription: d\nrollouts: [{name: a, image: i, strategy: {canary: {}}, replicas: -1}]\n",
+     "rollouts[0].replicas: expected an integer >= 0"),
+    ("name: x\ndescription: d\nrollouts: [{name: a, image: i, strategy: {canary: {steps: [{setWeight: 140}]}}}]\n",
+     "rollouts[0].strategy.canary.steps[0].setWeight: expected 0..100"),
+    ("name: x\ndescription: d\nevents: [{at: 1, action: {rollout: nope, name: promote}}]\n",
+     "events[0].action.rollout: no rollout named 'nope'"),
+    ("name: x\ndescription: d\nmetrics: {m: [a]}\n", "metrics.m.values: expected a list of numbers"),
+    ("name: x\ndescription: d\nbogus: 1\n", "unknown key(s) bogus"),
+    ("name: [\n", "not valid YAML (line"),
+])
+def test_bad_scenario_files_get_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as error:
+        load_scenarios([str(path)])
+    assert message in str(error.value) and str(error.value).startswith(str(path))
+
+
+def test_an_unknown_scenario_name_lists_the_builtin_ones() -> None:
+    with pytest.raises(ScenarioError, match="unknown scenario 'nope'.*healthy-canary"):
+        load_scenarios(["nope"])

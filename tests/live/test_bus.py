@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from channels.layers import InMemoryChannelLayer
+
+from dashboard.live.bus import LiveBus, MemoryBus, RedisBus, StreamTrimmed, fleet_row
+from dashboard.live.messages import FLEET_GROUP, ROLLOUT_UPDATED, rollout_group
+
+
+def view(name: str = "web", **overrides: Any) -> dict[str, Any]:
+    return {"cluster": "prod", "namespace": "shop", "name": name, "status": "Paused", "step": "1/4",
+            "setWeight": 10, "actualWeight": 10, "strategy": "Canary",
+            "findings": [{"code": "x", "severity": "warning"}], **overrides}
+
+
+@pytest.fixture(params=["redis", "memory"])
+def make_bus(request: pytest.FixtureRequest, redis_url: str, redis_prefix: str) -> Any:
+    def make(maxlen: int = 1000, layer: Any = None) -> LiveBus:
+        if request.param == "redis":
+            return RedisBus(redis_url, prefix=redis_prefix, maxlen=maxlen, channel_layer=layer)
+        return MemoryBus(prefix=f"mem-{uuid.uuid4().hex}", maxlen=maxlen, channel_layer=layer)
+
+    return make
+
+
+async def test_it_keeps_the_latest_snapshot_and_fleet_row(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.publish(view(step="1/4"), [])
+    await bus.publish(view(step="2/4"), [{"kind": "step.changed"}])
+    assert (await bus.snapshot("prod/shop/web"))["step"] == "2/4"
+    (row,) = await bus.fleet()
+    assert row["key"] == "prod/shop/web"
+    assert row["findings"] == {"critical": 0, "warning": 1, "info": 0}
+    assert await bus.snapshot("prod/shop/nope") is None
+
+
+async def test_it_streams_updates_that_can_be_resumed_by_id(make_bus: Any) -> None:
+    bus = make_bus()
+    assert await bus.last_id() == "0-0"
+    first = await bus.publish(view("a"), [])
+    second = await bus.publish(view("b"), [{"kind": "release.started"}])
+    third = await bus.publish(view("a", step="2/4"), [])
+    assert await bus.last_id() == third
+    since_first = await bus.read_since(first)
+    assert [i for i, _ in since_first] == [second, third]
+    assert since_first[0][1]["events"] == [{"kind": "release.started"}]
+    only_a = await bus.read_since("0-0", key="prod/shop/a")
+    assert [e["view"]["step"] for _, e in only_a] == ["1/4", "2/4"]
+    assert len(await bus.read_since("0-0", count=2)) == 2
+
+
+async def test_remove_deletes_the_snapshot_and_streams_a_removal(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.publish(view(), [])
+    stream_id = await bus.remove("prod/shop/web")
+    assert await bus.snapshot("prod/shop/web") is None
+    assert await bus.fleet() == []
+    ((last_id, entry),) = (await bus.read_since("0-0"))[-1:]
+    assert last_id == stream_id
+    assert entry["op"] == "remove"
+
+
+async def test_snapshots_lists_one_clusters_views(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.publish_many([(view("a"), []), (view("b", cluster="other"), [])])
+    assert list(await bus.snapshots("prod")) == ["prod/shop/a"]
+
+
+async def test_it_says_when_a_stream_id_was_trimmed_away(make_bus: Any) -> None:
+    bus = make_bus(maxlen=100)
+    first = await bus.publish(view("0"), [])
+    for i in range(400):
+        await bus.publish(view(str(i)), [])
+    with pytest.raises(StreamTrimmed):
+        await bus.read_since(first)
+
+
+async def test_a_bad_stream_id_is_a_clear_error(make_bus: Any) -> None:
+    with pytest.raises(ValueError, match="not a stream id"):
+        await make_bus().read_since("yesterday")
+
+
+async def test_it_rings_the_doorbell_after_writing(make_bus: Any) -> None:
+    layer = InMemoryChannelLayer()
+    rollout_channel = await layer.new_channel()
+    fleet_channel = await layer.new_channel()
+    await layer.group_add(rollout_group("prod/shop/web"), rollout_channel)
+    await layer.group_add(FLEET_GROUP, fleet_channel)
+    bus = make_bus(layer=layer)
+    stream_id = await bus.publish(view(), [])
+    message = await layer.receive(rollout_channel)
+    assert message == {"type": ROLLOUT_UPDATED, "key": "prod/shop/web", "stream_id": stream_id}
+    assert (await bus.snapshot(message["key"])) is not None  # written before the bell
+    assert (await layer.receive(fleet_channel))["stream_id"] == stream_id
+
+
+def test_group_names_are_short_ascii() -> None:
+    group = rollout_group("a-very-long-cluster-name/namespace/" + "x" * 200)
+    assert group.startswith("rollout.") and len(group) == 24 and group.isascii()
+
+
+def test_fleet_rows_tolerate_missing_fields() -> None:
+    row = fleet_row({"cluster": "c", "namespace": "n", "name": "r"})
+    assert row["key"] == "c/n/r"
+    assert row["labels"] == {}

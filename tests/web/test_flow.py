@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from dashboard.web.flow import NOT_OBSERVED, build_flow, hash_change, orphans, pause_ends_at
+from tests.web import samples
+
+NOW = datetime(2026, 11, 29, 10, 14, tzinfo=UTC)
+
+
+def _nodes(flow: dict) -> dict:
+    return {n["id"]: n for n in flow["nodes"]}
+
+
+def _edge(flow: dict, src: str, dst: str) -> dict:
+    return next(e for e in flow["edges"] if e["from"] == src and e["to"] == dst)
+
+
+def test_the_diagram_has_every_stage_in_order_left_to_right() -> None:
+    nodes = _nodes(build_flow(samples.rerender_race(), NOW))
+    xs = [nodes[i]["x"] for i in ("merge", "git", "sync", "rollout", "canary", "users")]
+    assert xs == sorted(xs)
+    assert nodes["analysis"]["y"] < nodes["rollout"]["y"]
+
+
+def test_stages_without_data_say_not_observed_instead_of_vanishing() -> None:
+    nodes = _nodes(build_flow(samples.healthy_canary(), NOW))
+    for stage in ("merge", "git", "sync", "metrics"):
+        assert nodes[stage]["observed"] is False
+        assert nodes[stage]["title"] == NOT_OBSERVED
+
+
+def test_edges_to_users_carry_actual_weight_with_desired_underneath() -> None:
+    flow = build_flow(samples.rerender_race(), NOW)
+    canary = _edge(flow, "canary", "users")
+    assert canary["label"] == "0 %"
+    assert canary["sub"] == "desired 10 %"
+    assert _edge(flow, "stable", "users")["label"] == "100 %"
+
+
+def test_a_replica_ratio_weight_is_labelled_as_such() -> None:
+    view = samples.paused_canary() | {"weightSource": "replicas", "actualWeight": 33, "setWeight": 50}
+    canary = _edge(build_flow(view, NOW), "canary", "users")
+    assert canary["label"] == "33 %"
+    assert "replica ratio" in canary["sub"]
+    assert canary["width"] > _edge(build_flow(samples.rerender_race(), NOW), "canary", "users")["width"]
+
+
+def test_the_rollout_node_marks_a_hash_change_with_a_step_reset() -> None:
+    rollout = _nodes(build_flow(samples.rerender_race(), NOW))["rollout"]
+    assert rollout["alert"] == "critical"
+    assert rollout["marker"]["text"] == "Hash changed · step 1 → 0"
+    assert rollout["marker"]["sub"] == "5f6b8c9d74 → 86d4b7c5f9"
+    assert rollout["big"] == "Step 0/5"
+
+
+def test_the_hash_change_comes_from_timeline_events_when_the_view_has_none() -> None:
+    view = samples.rerender_race()
+    del view["hashChange"]
+    events = [
+        {
+            "kind": "release.rerendered",
+            "podHash": "86d4b7c5f9",
+            "at": "2026-11-29T10:02:40.000Z",
+            "data": {"previousPodHash": "5f6b8c9d74", "previousStepIndex": 1},
+        }
+    ]
+    change = hash_change(view, events)
+    assert change is not None and change["reset"] and change["from"] == "5f6b8c9d74"
+    assert hash_change(view, []) is None
+
+
+def test_a_finished_release_shows_no_hash_change() -> None:
+    view = samples.rerender_race() | {"stableRS": "86d4b7c5f9"}
+    assert hash_change(view) is None
+
+
+def test_orphaned_replica_sets_are_drawn_dashed() -> None:
+    view = samples.rerender_race()
+    assert [rs["hash"] for rs in orphans(view)] == ["5f6b8c9d74"]
+    orphan = _nodes(build_flow(view, NOW))["orphan0"]
+    assert orphan["dashed"] and orphan["title"] == "5f6b8c9d74"
+
+
+def test_a_timed_pause_has_an_end_time_for_the_countdown() -> None:
+    assert pause_ends_at(samples.paused_canary()) == "2026-11-29T10:17:00+00:00"
+    assert pause_ends_at(samples.rerender_race()) is None
+    domain_style = samples.rerender_race() | {
+        "pauses": [{"reason": "CanaryPauseStep", "startedAt": "2026-11-29T10:00:00Z", "durationSeconds": 60}]
+    }
+    assert pause_ends_at(domain_style) == "2026-11-29T10:01:00+00:00"
+    rollout = _nodes(build_flow(samples.paused_canary(), NOW))["rollout"]
+    assert rollout["countdown"] == "2026-11-29T10:17:00+00:00"
+
+
+def test_blue_green_shows_preview_and_active() -> None:
+    nodes = _nodes(build_flow(samples.blue_green_preview(), NOW))
+    assert nodes["canary"]["kind"].startswith("Preview")
+    assert nodes["stable"]["kind"].startswith("Active")
+    assert nodes["canary"]["title"] == "5e9c2b8d41"

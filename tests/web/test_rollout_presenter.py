@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from dashboard.web.rollout import measurement_value, parse_threshold, present_rollout, timeline
+from tests.web import samples
+
+NOW = datetime(2026, 11, 29, 10, 14, tzinfo=UTC)
+
+
+def test_the_step_list_highlights_the_current_step_and_explains_a_reset() -> None:
+    steps = present_rollout(samples.rerender_race(), NOW)["steps"]
+    assert [s["state"] for s in steps["items"]] == ["current", "pending", "pending", "pending", "pending"]
+    assert [s["text"] for s in steps["items"]][:2] == ["10 %", "indefinite"]
+    assert "restarted at step 0" in steps["note"]
+
+
+def test_domain_step_views_are_described_too() -> None:
+    view = samples.rerender_race() | {
+        "steps": [
+            {"index": 0, "kind": "setWeight", "weight": 20, "duration": None, "detail": {}},
+            {"index": 1, "kind": "pause", "weight": None, "duration": "30s", "detail": {"duration": "30s"}},
+        ]
+    }
+    assert [s["text"] for s in present_rollout(view, NOW)["steps"]["items"]] == ["20 %", "30s"]
+
+
+def test_argo_cd_health_and_the_rollout_phase_are_shown_side_by_side() -> None:
+    header = present_rollout(samples.paused_canary(), NOW)["header"]
+    assert header["status"] == "Paused"
+    assert header["argocd"]["health"] == "Suspended"
+    assert header["argocd"]["note"] == "Suspended in Argo CD · paused by design here"
+    unobserved = present_rollout(samples.healthy_canary(), NOW)["header"]["argocd"]
+    assert (unobserved["observed"], unobserved["health"], unobserved["note"]) == (False, "not observed", "")
+    computed = samples.healthy_canary() | {"argoCDHealth": {"status": "Healthy", "message": ""}}
+    assert present_rollout(computed, NOW)["header"]["argocd"]["source"] == "computed"
+
+
+def test_thresholds_and_values_are_parsed_from_analysis() -> None:
+    assert parse_threshold("result[0] >= 0.99") == {"op": ">=", "value": 0.99, "text": "result[0] >= 0.99"}
+    assert parse_threshold("len(result) > 0 && isNaN(result[0])") is None
+    assert measurement_value("[0.996]") == 0.996
+    assert measurement_value("0.5") == 0.5
+    assert measurement_value("[[3]]") == 3.0
+    assert measurement_value("NaN-ish") is None
+    assert measurement_value(True) is None
+
+
+def test_every_measurement_is_plotted_against_its_threshold() -> None:
+    charts = present_rollout(samples.aborted_canary(), NOW)["analysis"]
+    assert len(charts) == 1
+    assert [p["value"] for p in charts[0]["points"]] == [0.01, 0.09, 0.12, 0.2]
+    assert charts[0]["success"]["value"] == 0.05
+
+
+def test_findings_put_the_critical_one_first_and_suggest_its_action() -> None:
+    page = present_rollout(samples.rerender_race(), NOW)
+    assert [f["severity"] for f in page["findings"]] == ["critical", "warning"]
+    assert page["actions"]["suggested"] == {"action": "unwedge", "title": "Re-render race"}
+    assert page["actions"]["wired"] is False
+
+
+def test_the_timeline_is_newest_first_and_bounded() -> None:
+    events = [
+        {"kind": "step.changed", "at": f"2026-11-29T10:{i:02d}:00.000Z", "title": f"step {i}"}
+        for i in range(40)
+    ]
+    items = timeline(events)
+    assert len(items) == 30
+    assert items[0]["title"] == "step 39"
+    assert items[0]["clock"] == "10:39:00"
