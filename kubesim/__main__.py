@@ -163,6 +163,11 @@ async def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the benchmark has its own options (kubesim/bench.py)
+        from kubesim.bench import main_bench
+
+        return main_bench(argv[1:])
     args = parser().parse_args(argv)
     if args.command == "scenarios":
         return list_scenarios()

@@ -62,7 +62,9 @@ def parse_series(name: str, spec: Any) -> Series:
     if isinstance(spec, list):
         spec = {"values": spec}
     if not isinstance(spec, dict):
-        raise MetricsError(f"metrics.{name}: expected a list of numbers or a mapping, got {type(spec).__name__}")
+        raise MetricsError(
+            f"metrics.{name}: expected a list of numbers or a mapping, got {type(spec).__name__}"
+        )
     unknown = set(spec) - {"values", "down", "format"}
     if unknown:
         raise MetricsError(f"metrics.{name}: unknown key(s) {', '.join(sorted(unknown))}")
@@ -100,14 +102,17 @@ class SeriesProvider:
 
     def measure(self, run: Obj, metric: Obj, index: int) -> Measurement:
         series = self._find(metric)
-        address = str(((metric.get("provider") or {}).get("prometheus") or {}).get(
-            "address", "http://prometheus.monitoring:9090"))
+        address = str(
+            ((metric.get("provider") or {}).get("prometheus") or {}).get(
+                "address", "http://prometheus.monitoring:9090"
+            )
+        )
         if series is None:
             return Measurement(error=f"no metric series named {metric.get('name')!r} in the scenario")
         if series.down:
             return Measurement(
                 error=f'Post "{address.rstrip("/")}/api/v1/query": dial tcp: lookup '
-                f'{address.split("//")[-1].split(":")[0]}: no such host'
+                f"{address.split('//')[-1].split(':')[0]}: no such host"
             )
         value = series.values[min(index, len(series.values) - 1)]
         if series.format == "scalar":

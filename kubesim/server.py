@@ -945,7 +945,7 @@ async def start_server(
     if tls:
         ca_pem, key_pem = self_signed_certificate()
         ssl_context = server_ssl_context(ca_pem, key_pem)
-    site = web.TCPSite(runner, host, port, shutdown_timeout=2.0, ssl_context=ssl_context)
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     try:
         await site.start()
     except BaseException:

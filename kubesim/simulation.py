@@ -1,9 +1,9 @@
 """The simulation: seeds a scenario's objects into the store, then runs the controllers until cancelled.
 
-Event-driven and level-triggered, like real controllers: ``store.subscribe`` feeds an informer-like cache and a
-de-duplicating work queue keyed by (kind, namespace/name); reconcilers read the cache and write to the store;
-anything timed (pause expiry, pod readiness, analysis intervals, scale-down deadlines, scenario events, another
-writer's next write, fleet churn) goes on a timer heap in simulated seconds.
+Event-driven and level-triggered, like real controllers: ``store.subscribe`` feeds an informer-like cache
+and a de-duplicating work queue keyed by (kind, namespace/name); reconcilers read the cache and write to the
+store; anything timed (pause expiry, pod readiness, analysis intervals, scale-down deadlines, scenario
+events, another writer's next write, fleet churn) goes on a timer heap in simulated seconds.
 
 Two ways to drive it:
 - ``await Simulation(...).run()`` — real time on one asyncio loop (durations divided by ``speed``);
@@ -15,6 +15,7 @@ Non-goals: parallelism (one thread, one loop), persistence across restarts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import logging
@@ -53,9 +54,17 @@ USER_MANAGER = "kubectl-client-side-apply"
 
 
 class Simulation:
-    def __init__(self, store: Any, scenarios: list[Scenario], *, speed: float = 1.0, seed: int = 0,
-                 faults: Any | None = None, clock: Clock | None = None,
-                 provider: MetricProvider | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        scenarios: list[Scenario],
+        *,
+        speed: float = 1.0,
+        seed: int = 0,
+        faults: Any | None = None,
+        clock: Clock | None = None,
+        provider: MetricProvider | None = None,
+    ) -> None:
         self.store = store
         self.scenarios = scenarios
         self.clock = clock or Clock(speed)
@@ -65,8 +74,9 @@ class Simulation:
         for scenario in scenarios:
             series.update(scenario.metrics)
         self.provider = provider or SeriesProvider(series)
-        self.cache = Cache([ROLLOUTS, REPLICA_SETS, PODS, ANALYSIS_RUNS, ANALYSIS_TEMPLATES, APPLICATIONS,
-                            SERVICES])
+        self.cache = Cache(
+            [ROLLOUTS, REPLICA_SETS, PODS, ANALYSIS_RUNS, ANALYSIS_TEMPLATES, APPLICATIONS, SERVICES]
+        )
         self._queue: dict[tuple[str, Key], None] = {}
         self._timers: list[tuple[datetime, int, str, Key]] = []
         self._seq = itertools.count()
@@ -82,8 +92,9 @@ class Simulation:
         self.reconciles = 0
         self.rollouts = RolloutController(store, self.cache, self.clock, self.enqueue)
         self.analysis = AnalysisController(store, self.cache, self.clock, self.provider, self.enqueue)
-        self.replicasets = ReplicaSetController(store, self.cache, self.clock, self.enqueue, self._pod_policy,
-                                                random.Random(seed + 1))
+        self.replicasets = ReplicaSetController(
+            store, self.cache, self.clock, self.enqueue, self._pod_policy, random.Random(seed + 1)
+        )
         self.gitops = GitOps(store, self.cache, self.clock, self.enqueue, random.Random(seed + 2))
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
@@ -160,8 +171,9 @@ class Simulation:
             try:
                 self._handlers[kind](key)
             except Exception as error:  # one bad reconcile must not stop the cluster
-                log.warning("%s %s/%s failed: %s", kind, key[0], key[1], error,
-                            exc_info=not hasattr(error, "status"))
+                log.warning(
+                    "%s %s/%s failed: %s", kind, key[0], key[1], error, exc_info=not hasattr(error, "status")
+                )
                 if kind in ("rollout", "replicaset", "analysisrun", "application"):
                     self.enqueue(kind, key, 1.0)
             done += 1
@@ -201,10 +213,8 @@ class Simulation:
                 timeout = max(0.0, min(timeout, (self._timers[0][0] - self.clock.now()).total_seconds()))
             self._wake.clear()
             if timeout > 0 and not self._queue:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout)
-                except TimeoutError:
-                    pass
 
     async def run_for(self, sim_seconds: float) -> None:
         """Run in real time for a while (tests with a fast real clock)."""
@@ -213,10 +223,8 @@ class Simulation:
             await asyncio.sleep(self.clock.wall(sim_seconds).total_seconds())
         finally:
             task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await task
-            except asyncio.CancelledError:
-                pass
 
     # ---- seeding ----------------------------------------------------------------------------------------
 
@@ -250,11 +258,14 @@ class Simulation:
 
     def _pod_policy(self, rs: Obj) -> PodBehaviour:
         ns = rs["metadata"]["namespace"]
-        owner = next((r["name"] for r in rs["metadata"].get("ownerReferences") or [] if r.get("kind") == "Rollout"),
-                     "")
+        owner = next(
+            (r["name"] for r in rs["metadata"].get("ownerReferences") or [] if r.get("kind") == "Rollout"), ""
+        )
         behaviour = self._pods.get((ns, owner), PodBehaviour())
-        images = [c.get("image", "") for c in (rs.get("spec") or {}).get("template", {}).get("spec", {}).get(
-            "containers") or []]
+        images = [
+            c.get("image", "")
+            for c in (rs.get("spec") or {}).get("template", {}).get("spec", {}).get("containers") or []
+        ]
         if any(image in self._unpullable.get((ns, owner), []) for image in images):
             return PodBehaviour(ready_seconds=behaviour.ready_seconds, pull_fails=True)
         return behaviour
@@ -262,18 +273,30 @@ class Simulation:
     def _create_services(self, defn: RolloutDef) -> None:
         canary = defn.strategy.get("canary") or {}
         bg = defn.strategy.get("blueGreen") or {}
-        names = [canary.get("canaryService"), canary.get("stableService"), bg.get("activeService"),
-                 bg.get("previewService")]
+        names = [
+            canary.get("canaryService"),
+            canary.get("stableService"),
+            bg.get("activeService"),
+            bg.get("previewService"),
+        ]
         for name in [n for n in names if n]:
             if self.store.try_get(SERVICES, defn.namespace, name) is not None:
                 continue
-            self.store.create(SERVICES, {
-                "apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": name, "namespace": defn.namespace, "labels": {"app": defn.name}},
-                "spec": {"type": "ClusterIP", "selector": {"app": defn.name},
-                         "clusterIP": f"10.96.{self.rng.randint(0, 255)}.{self.rng.randint(1, 254)}",
-                         "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]},
-            }, manager=USER_MANAGER)
+            self.store.create(
+                SERVICES,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": name, "namespace": defn.namespace, "labels": {"app": defn.name}},
+                    "spec": {
+                        "type": "ClusterIP",
+                        "selector": {"app": defn.name},
+                        "clusterIP": f"10.96.{self.rng.randint(0, 255)}.{self.rng.randint(1, 254)}",
+                        "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                    },
+                },
+                manager=USER_MANAGER,
+            )
 
     def _seed_fleet(self, scenario: Scenario) -> None:
         fleet = scenario.fleet
@@ -281,10 +304,15 @@ class Simulation:
         for i in range(fleet.rollouts):
             ns = f"fleet-{i % fleet.namespaces:02d}"
             defn = RolloutDef(
-                name=f"svc-{i:05d}", namespace=ns, replicas=fleet.replicas, image="registry.example.com/svc:1.0.1",
+                name=f"svc-{i:05d}",
+                namespace=ns,
+                replicas=fleet.replicas,
+                image="registry.example.com/svc:1.0.1",
                 strategy={"canary": {"steps": [{"setWeight": 50}, {"pause": {"duration": "10s"}}]}},
-                spec={"revisionHistoryLimit": 2}, pod_ready_seconds=scenario.pod_ready_seconds,
-                unpullable_images=[])
+                spec={"revisionHistoryLimit": 2},
+                pod_ready_seconds=scenario.pod_ready_seconds,
+                unpullable_images=[],
+            )
             self._register_pods(defn)
             self.store.create(ROLLOUTS, rollout_manifest(defn), manager=USER_MANAGER)
             self._fleet.append((ns, defn.name))
@@ -305,14 +333,25 @@ class Simulation:
         if event.kind == "set_image":
             images = params.get("images") or [params["image"]]
             image = str(images[count % len(images)])
-            actions.set_image(self.store, scenario_ns[params["rollout"]], params["rollout"],
-                              str(params.get("container", "*")), image)
+            actions.set_image(
+                self.store,
+                scenario_ns[params["rollout"]],
+                params["rollout"],
+                str(params.get("container", "*")),
+                image,
+            )
         elif event.kind == "commit":
             self.gitops.commit(str(params["app"]), params)
         elif event.kind == "action":
             extra = {k: v for k, v in params.items() if k not in ("rollout", "name")}
-            actions.run_action(self.store, scenario_ns[params["rollout"]], params["rollout"], str(params["name"]),
-                               self.clock.now(), **extra)
+            actions.run_action(
+                self.store,
+                scenario_ns[params["rollout"]],
+                params["rollout"],
+                str(params["name"]),
+                self.clock.now(),
+                **extra,
+            )
         elif event.kind == "fault":
             self._fault(params)
 
@@ -334,11 +373,18 @@ class Simulation:
         if self.cache.get(ROLLOUTS, writer.namespace, writer.rollout) is None:
             return
         if writer.status is not None:
-            self.store.patch(ROLLOUTS, writer.namespace, writer.rollout, {"status": writer.status},
-                             subresource="status", manager=writer.manager)
+            self.store.patch(
+                ROLLOUTS,
+                writer.namespace,
+                writer.rollout,
+                {"status": writer.status},
+                subresource="status",
+                manager=writer.manager,
+            )
         else:
-            self.store.patch(ROLLOUTS, writer.namespace, writer.rollout, {"spec": writer.spec},
-                             manager=writer.manager)
+            self.store.patch(
+                ROLLOUTS, writer.namespace, writer.rollout, {"spec": writer.spec}, manager=writer.manager
+            )
 
     def _churn(self, key: Key) -> None:
         """Fleet churn: a new image version on a random rollout."""
@@ -348,10 +394,20 @@ class Simulation:
             return
         ns, name = self._fleet[self.rng.randrange(len(self._fleet))]
         version = next(self._versions)
-        self.store.patch(ROLLOUTS, ns, name,
-                         [{"op": "replace", "path": "/spec/template/spec/containers/0/image",
-                           "value": f"registry.example.com/svc:1.0.{version}"}],
-                         patch_type="json", manager=USER_MANAGER)
+        self.store.patch(
+            ROLLOUTS,
+            ns,
+            name,
+            [
+                {
+                    "op": "replace",
+                    "path": "/spec/template/spec/containers/0/image",
+                    "value": f"registry.example.com/svc:1.0.{version}",
+                }
+            ],
+            patch_type="json",
+            manager=USER_MANAGER,
+        )
 
     def set_churn(self, per_second: float) -> None:
         """Change the fleet's churn rate (the benchmark raises it until the simulator saturates)."""

@@ -128,7 +128,11 @@ def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool
     revision = view.get("revision")
     if isinstance(revision, int) and not isinstance(revision, bool):
         release.revision = revision
-    images = [i.get("image") for i in view.get("images") or () if isinstance(i, Mapping) and i.get("image")]
+    # The release's own images are its pod template's; view["images"] spans every revision.
+    containers = [c for c in view.get("containers") or () if isinstance(c, Mapping) and c.get("image")]
+    images = [c["image"] for c in containers] or [
+        i.get("image") for i in view.get("images") or () if isinstance(i, Mapping) and i.get("image")
+    ]
     if images:
         release.images = images
     step_index = view.get("currentStepIndex")

@@ -80,19 +80,59 @@ _pages: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 _PAGE_MEMO = 256
 
 
+def _history_events_sync(key: str, limit: int) -> list[dict[str, Any]]:
+    from dashboard.history.models import TimelineEvent
+
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    rows = (
+        TimelineEvent.objects.filter(
+            release__cluster=cluster, release__namespace=namespace, release__rollout=name
+        )
+        .select_related("release")
+        .order_by("-at", "-id")[:limit]
+    )
+    return [
+        {
+            "kind": e.kind,
+            "at": e.at.isoformat(),
+            "title": e.title,
+            "podHash": e.release.pod_hash,
+            "data": e.data,
+            "key": key,
+        }
+        for e in reversed(list(rows))
+    ]
+
+
+def releases_sync(key: str, limit: int = 50) -> list[dict[str, Any]]:
+    """The rollout's recorded releases, newest first."""
+    from dashboard.history.models import Release
+
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    rows = Release.objects.filter(cluster=cluster, namespace=namespace, rollout=name).order_by("-started_at")
+    return [
+        {
+            "podHash": r.pod_hash,
+            "revision": r.revision,
+            "outcome": r.outcome,
+            "startedAt": r.started_at.isoformat(),
+            "endedAt": r.ended_at.isoformat() if r.ended_at else None,
+            "durationSeconds": (r.ended_at - r.started_at).total_seconds() if r.ended_at else None,
+            "images": r.images,
+            "stepsReached": r.steps_reached,
+            "stepCount": r.step_count,
+            "gitRevision": r.git_revision,
+        }
+        for r in rows[:limit]
+    ]
+
+
 async def history_events(key: str) -> list[Mapping[str, Any]]:
-    """The rollout's recorded timeline events (oldest first) from the history store, if it has any."""
-    try:
-        from dashboard.history import queries  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    recent = getattr(queries, "recent_events", None)
-    if recent is None:
-        return []
+    """The rollout's recorded timeline events (oldest first) from the history store."""
     from asgiref.sync import sync_to_async
 
     try:
-        return list(await sync_to_async(recent)(key, limit=TIMELINE_LIMIT))
+        return list(await sync_to_async(_history_events_sync)(key, TIMELINE_LIMIT))
     except Exception:  # history is an addition to the live page, never a reason for it to fail
         import logging
 

@@ -85,7 +85,7 @@ def header(
         "weightSource": view.get("weightSource") or "",
         "canaryImage": image_for("canary") or image_for("preview"),
         "stableImage": image_for("stable"),
-        "releaseAge": age_since(view.get("releaseStartedAt"), now),
+        "releaseAge": age_since(release_started(view), now),
         "argocd": {
             "observed": bool(health),
             "health": health or "not observed",
@@ -390,6 +390,20 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def _traffic_router(view: Mapping[str, Any]) -> str:
     router = view.get("trafficRouter") or view.get("trafficRouting")
+    if isinstance(router, bool):
+        return "traffic-routed" if router else "replica-weighted"
     if isinstance(router, Mapping):
         return ", ".join(str(k) for k in router)
     return str(router) if router else ""
+
+
+def release_started(view: Mapping[str, Any]) -> object:
+    """When the current release began: the view's ``releaseStartedAt``, else its ReplicaSet's creation."""
+    if view.get("releaseStartedAt"):
+        return view["releaseStartedAt"]
+    current = view.get("currentPodHash")
+    for rev in view.get("revisions") or []:
+        for rs in rev.get("replicaSets") or []:
+            if rs.get("hash") == current and rs.get("createdAt"):
+                return rs["createdAt"]
+    return None

@@ -14,12 +14,29 @@ from datetime import datetime
 from typing import Any
 
 from kubesim.clock import rfc3339
-from kubesim.controller.common import HASH_LABEL, REPLICA_SETS, REVISION_ANNOTATION, ROLLOUTS, Obj, controller_uid
+from kubesim.controller.common import (
+    HASH_LABEL,
+    REPLICA_SETS,
+    REVISION_ANNOTATION,
+    ROLLOUTS,
+    Obj,
+    controller_uid,
+)
 
 CLI_MANAGER = "kubectl-argo-rollouts"
 
-ACTIONS = ("promote", "promote-full", "skip-current-step", "abort", "retry", "pause", "resume", "restart",
-           "undo", "set-image")
+ACTIONS = (
+    "promote",
+    "promote-full",
+    "skip-current-step",
+    "abort",
+    "retry",
+    "pause",
+    "resume",
+    "restart",
+    "undo",
+    "set-image",
+)
 
 
 class ActionError(ValueError):
@@ -46,8 +63,15 @@ def restart(store: Any, ns: str, name: str, now: datetime, *, user: str | None =
     store.patch(ROLLOUTS, ns, name, {"spec": {"restartAt": rfc3339(now)}}, manager=CLI_MANAGER, user=user)
 
 
-def promote(store: Any, ns: str, name: str, *, full: bool = False, skip_current_step: bool = False,
-            user: str | None = None) -> None:
+def promote(
+    store: Any,
+    ns: str,
+    name: str,
+    *,
+    full: bool = False,
+    skip_current_step: bool = False,
+    user: str | None = None,
+) -> None:
     """``PromoteRollout``: the decision table of cmd/promote/promote.go."""
     ro = store.get(ROLLOUTS, ns, name)
     spec, status = ro.get("spec") or {}, ro.get("status") or {}
@@ -63,9 +87,16 @@ def promote(store: Any, ns: str, name: str, *, full: bool = False, skip_current_
     elif full:
         if status.get("currentPodHash") != status.get("stableRS"):
             status_patch = {"status": {"promoteFull": True}}
-    elif canary is not None and ((status.get("canary") or {}).get("currentStepAnalysisRunStatus") or {}).get(
-            "status") == "Inconclusive" and status.get("pauseConditions") and status.get("controllerPause"):
-        status_patch = {"status": {"pauseConditions": None, "controllerPause": False, "currentStepIndex": next_index}}
+    elif (
+        canary is not None
+        and ((status.get("canary") or {}).get("currentStepAnalysisRunStatus") or {}).get("status")
+        == "Inconclusive"
+        and status.get("pauseConditions")
+        and status.get("controllerPause")
+    ):
+        status_patch = {
+            "status": {"pauseConditions": None, "controllerPause": False, "currentStepIndex": next_index}
+        }
     elif status.get("pauseConditions"):
         status_patch = {"status": {"pauseConditions": None}}
     elif canary is not None and steps:
@@ -88,7 +119,9 @@ def resume(store: Any, ns: str, name: str, *, user: str | None = None) -> None:
 def undo(store: Any, ns: str, name: str, *, to_revision: int = 0, user: str | None = None) -> str:
     """``undo``: JSON-patch ``/spec/template`` to an earlier ReplicaSet's template. Returns what happened."""
     ro = store.get(ROLLOUTS, ns, name)
-    selector = ",".join(f"{k}={v}" for k, v in ((ro["spec"].get("selector") or {}).get("matchLabels") or {}).items())
+    selector = ",".join(
+        f"{k}={v}" for k, v in ((ro["spec"].get("selector") or {}).get("matchLabels") or {}).items()
+    )
     items, _ = store.list(REPLICA_SETS, ns, label_selector=selector or None)
     owned = [rs for rs in items if controller_uid(rs) == ro["metadata"]["uid"]]
 
@@ -111,8 +144,15 @@ def undo(store: Any, ns: str, name: str, *, to_revision: int = 0, user: str | No
     template.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
     if template == ro["spec"].get("template"):
         return f"skipped rollback (current template already matches revision {revision(target)})"
-    store.patch(ROLLOUTS, ns, name, [{"op": "replace", "path": "/spec/template", "value": template}],
-                patch_type="json", manager=CLI_MANAGER, user=user)
+    store.patch(
+        ROLLOUTS,
+        ns,
+        name,
+        [{"op": "replace", "path": "/spec/template", "value": template}],
+        patch_type="json",
+        manager=CLI_MANAGER,
+        user=user,
+    )
     return "rolled back"
 
 

@@ -3,9 +3,9 @@
 Per metric: take the first measurement at once (or after ``initialDelay``), then one every ``interval``
 (10 s after an Error), until ``count`` is reached. Each measurement's phase comes from the metric's
 ``successCondition`` / ``failureCondition`` (``expr.assess``); the metric's phase from ``failureLimit``,
-``inconclusiveLimit`` and ``consecutiveErrorLimit`` (default 4); the run's phase is the worst completed metric,
-with the upstream message ``Metric "x" assessed Failed due to failed (1) > failureLimit (0)``. A failed,
-inconclusive or errored metric (or ``spec.terminate``) makes the run stop measuring.
+``inconclusiveLimit`` and ``consecutiveErrorLimit`` (default 4); the run's phase is the worst completed
+metric, with the upstream message ``Metric "x" assessed Failed due to failed (1) > failureLimit (0)``.
+A failed, inconclusive or errored metric (or ``spec.terminate``) makes the run stop measuring.
 
 AnalysisRuns have no status subresource, so status is written through the main resource.
 
@@ -62,7 +62,9 @@ def metric_failure(metric: Obj, result: Obj) -> tuple[str, str]:
     error_limit = _int(metric.get("consecutiveErrorLimit"), 4)
     if result.get("consecutiveError", 0) > error_limit:
         phase = "Error"
-        message = f"consecutiveErrors ({result.get('consecutiveError', 0)}) > consecutiveErrorLimit ({error_limit})"
+        message = (
+            f"consecutiveErrors ({result.get('consecutiveError', 0)}) > consecutiveErrorLimit ({error_limit})"
+        )
     return phase, message
 
 
@@ -98,7 +100,9 @@ def is_worse(current: str, new: str) -> bool:
 
 
 class AnalysisController:
-    def __init__(self, store: Any, cache: Cache, clock: Clock, provider: MetricProvider, enqueue: Enqueue) -> None:
+    def __init__(
+        self, store: Any, cache: Cache, clock: Clock, provider: MetricProvider, enqueue: Enqueue
+    ) -> None:
         self.store = store
         self.cache = cache
         self.clock = clock
@@ -163,7 +167,8 @@ class AnalysisController:
                 if count is None or (result or {}).get("count", 0) < count:
                     last = measurements[-1]
                     interval = (
-                        ERROR_RETRY_SECONDS if last.get("phase") == "Error"
+                        ERROR_RETRY_SECONDS
+                        if last.get("phase") == "Error"
                         else parse_duration(metric.get("interval")) or ERROR_RETRY_SECONDS
                     )
                     finished = self._last_finished(run, name, last) or now
@@ -182,7 +187,8 @@ class AnalysisController:
                 count = effective_count(metric)
                 if count is None or result.get("count", 0) < count:
                     interval = (
-                        ERROR_RETRY_SECONDS if result["measurements"][-1]["phase"] == "Error"
+                        ERROR_RETRY_SECONDS
+                        if result["measurements"][-1]["phase"] == "Error"
                         else parse_duration(metric.get("interval")) or ERROR_RETRY_SECONDS
                     )
                     next_in = _sooner(next_in, interval)
@@ -256,7 +262,8 @@ class AnalysisController:
                     if result.get("message"):
                         worst_message += f': "Error Message: {result["message"]}"'
             summary_key = {"Error": "error", "Failed": "failed", "Inconclusive": "inconclusive"}.get(
-                failure_phase, "successful")
+                failure_phase, "successful"
+            )
             summary[summary_key] += 1
         status["runSummary"] = {k: v for k, v in summary.items() if v}
         if terminating:

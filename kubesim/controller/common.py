@@ -121,8 +121,12 @@ def prune_empty(status: Obj) -> Obj:
         if isinstance(value, dict):
             out[key] = prune_empty(value)
             continue
-        if value is None or value is False or value == "" or value == [] or (
-            isinstance(value, int) and not isinstance(value, bool) and value == 0
+        if (
+            value is None
+            or value is False
+            or value == ""
+            or value == []
+            or (isinstance(value, int) and not isinstance(value, bool) and value == 0)
         ):
             continue
         out[key] = value

@@ -31,12 +31,21 @@ _TOKEN = re.compile(
 )
 
 _BINARY = {
-    "||": 1, "or": 1,
-    "&&": 2, "and": 2,
-    "==": 3, "!=": 3,
-    "<": 4, "<=": 4, ">": 4, ">=": 4,
-    "+": 5, "-": 5,
-    "*": 6, "/": 6, "%": 6,
+    "||": 1,
+    "or": 1,
+    "&&": 2,
+    "and": 2,
+    "==": 3,
+    "!=": 3,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "+": 5,
+    "-": 5,
+    "*": 6,
+    "/": 6,
+    "%": 6,
 }
 
 
@@ -72,7 +81,7 @@ class _Parser:
         return tok
 
     def expect(self, value: str) -> None:
-        kind, tok = self.take()
+        _, tok = self.take()
         if tok != value:
             raise ExpressionError(f"expected {value!r} but found {tok or 'end of expression'!r}")
 
@@ -95,7 +104,7 @@ class _Parser:
             left = _binary_node(tok, left, right)
 
     def unary(self) -> Node:
-        kind, tok = self.peek()
+        _, tok = self.peek()
         if tok in ("!", "not"):
             self.take()
             operand = self.unary()
@@ -140,10 +149,12 @@ class _Parser:
             if self.peek()[1] == "(":
                 return self.call(tok)
             name = tok
+
             def lookup(env: dict[str, Any]) -> Any:
                 if name not in env:
                     raise ExpressionError(f"unknown name {name!r} (only 'result' is defined)")
                 return env[name]
+
             return lookup
         raise ExpressionError(f"unexpected {tok or 'end of expression'!r}")
 
@@ -163,12 +174,14 @@ class _Parser:
             if len(args) != 2:
                 raise ExpressionError("default() takes 2 arguments")
             first, second = args
+
             def default(env: dict[str, Any]) -> Any:
                 try:
                     value = first(env)
                 except (ExpressionError, IndexError, KeyError, TypeError):
                     value = None
                 return second(env) if value is None else value
+
             return default
         return lambda env: fn(*[a(env) for a in args])
 
@@ -201,6 +214,7 @@ def _index_node(node: Node, index: Node) -> Node:
         except (IndexError, KeyError) as error:
             raise ExpressionError(f"index {key!r} out of range") from error
         raise ExpressionError(f"cannot index {type(container).__name__} with {key!r}")
+
     return run
 
 
@@ -210,6 +224,7 @@ def _member_node(node: Node, name: str) -> Node:
         if isinstance(container, dict) and name in container:
             return container[name]
         raise ExpressionError(f"no field {name!r}")
+
     return run
 
 
@@ -235,8 +250,13 @@ def _binary_node(op: str, left: Node, right: Node) -> Node:
     if op == "!=":
         return lambda env: left(env) != right(env)
     compare: dict[str, Callable[[float, float], Any]] = {
-        "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-        "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+        "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b,
+        ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b,
+        "+": lambda a, b: a + b,
+        "-": lambda a, b: a - b,
+        "*": lambda a, b: a * b,
         "/": lambda a, b: a / b if b else (math.nan if a == 0 else math.copysign(math.inf, a)),
         "%": lambda a, b: math.fmod(a, b),
     }

@@ -65,8 +65,11 @@ class ReplicaSetController:
         rs = self.cache.get(REPLICA_SETS, *key)
         if rs is None:
             return
-        pods = [p for p in self.cache.children(rs["metadata"]["uid"], PODS)
-                if not p["metadata"].get("deletionTimestamp")]
+        pods = [
+            p
+            for p in self.cache.children(rs["metadata"]["uid"], PODS)
+            if not p["metadata"].get("deletionTimestamp")
+        ]
         desired = int((rs.get("spec") or {}).get("replicas", 1) or 0)
         behaviour = self.policy(rs)
         if len(pods) < desired:
@@ -74,8 +77,11 @@ class ReplicaSetController:
                 pods.append(self._create_pod(rs, behaviour))
         elif len(pods) > desired:
             # Like the ReplicaSet controller: unready before ready, then newest first.
-            doomed = sorted(pods, key=lambda p: (_pod_is_ready(p), p["metadata"].get("creationTimestamp", "")),
-                            reverse=False)[: len(pods) - desired]
+            doomed = sorted(
+                pods,
+                key=lambda p: (_pod_is_ready(p), p["metadata"].get("creationTimestamp", "")),
+                reverse=False,
+            )[: len(pods) - desired]
             names = {p["metadata"]["name"] for p in doomed}
             for pod in doomed:
                 self.store.delete(PODS, key[0], pod["metadata"]["name"])
@@ -95,13 +101,20 @@ class ReplicaSetController:
             for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
         ]
         status["containerStatuses"] = [
-            {"name": c["name"], "image": c.get("image", ""), "imageID": f"docker-pullable://{c.get('image', '')}",
-             "containerID": f"containerd://{random_suffix(self.rng, 12)}", "ready": True, "started": True,
-             "restartCount": 0, "lastState": {}, "state": {"running": {"startedAt": now}}}
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": f"docker-pullable://{c.get('image', '')}",
+                "containerID": f"containerd://{random_suffix(self.rng, 12)}",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "lastState": {},
+                "state": {"running": {"startedAt": now}},
+            }
             for c in pod["spec"].get("containers", [])
         ]
-        self.store.patch(PODS, key[0], key[1], {"status": status}, subresource="status",
-                         manager="kubelet")
+        self.store.patch(PODS, key[0], key[1], {"status": status}, subresource="status", manager="kubelet")
 
     def _create_pod(self, rs: Obj, behaviour: PodBehaviour) -> Obj:
         meta = rs["metadata"]
@@ -134,25 +147,51 @@ class ReplicaSetController:
         now = rfc3339(self.clock.now())
         self._ip += 1
         waiting = (
-            {"reason": "ImagePullBackOff",
-             "message": f"Back-off pulling image \"{(spec.get('containers') or [{}])[0].get('image', '')}\""}
-            if behaviour.pull_fails else {"reason": "ContainerCreating"}
+            {
+                "reason": "ImagePullBackOff",
+                "message": f'Back-off pulling image "{(spec.get("containers") or [{}])[0].get("image", "")}"',
+            }
+            if behaviour.pull_fails
+            else {"reason": "ContainerCreating"}
         )
-        unready = ("containers with unready status: ["
-                   + " ".join(c["name"] for c in spec.get("containers", [])) + "]")
+        unready = (
+            "containers with unready status: ["
+            + " ".join(c["name"] for c in spec.get("containers", []))
+            + "]"
+        )
         status = {
             "phase": "Pending",
             "conditions": [
                 {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": now},
-                {"type": "Ready", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
-                 "reason": "ContainersNotReady", "message": unready},
-                {"type": "ContainersReady", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
-                 "reason": "ContainersNotReady", "message": unready},
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "reason": "ContainersNotReady",
+                    "message": unready,
+                },
+                {
+                    "type": "ContainersReady",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "reason": "ContainersNotReady",
+                    "message": unready,
+                },
                 {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now},
             ],
             "containerStatuses": [
-                {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "started": False,
-                 "restartCount": 0, "lastState": {}, "state": {"waiting": dict(waiting)}}
+                {
+                    "name": c["name"],
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "ready": False,
+                    "started": False,
+                    "restartCount": 0,
+                    "lastState": {},
+                    "state": {"waiting": dict(waiting)},
+                }
                 for c in spec.get("containers", [])
             ],
             "hostIP": f"10.0.0.{int(node.rsplit('-', 1)[1]) + 10}",
@@ -160,8 +199,9 @@ class ReplicaSetController:
             "qosClass": "Burstable",
             "startTime": now,
         }
-        created = self.store.patch(PODS, meta["namespace"], name, {"status": status}, subresource="status",
-                                   manager="kubelet")
+        created = self.store.patch(
+            PODS, meta["namespace"], name, {"status": status}, subresource="status", manager="kubelet"
+        )
         if not behaviour.pull_fails:
             self.enqueue("pod-ready", (meta["namespace"], name), behaviour.ready_seconds)
         return dict(created)
@@ -179,6 +219,11 @@ class ReplicaSetController:
         }
         status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
         if status != (rs.get("status") or {}):
-            self.store.patch(REPLICA_SETS, rs["metadata"]["namespace"], rs["metadata"]["name"],
-                             {"status": {**{k: None for k in (rs.get("status") or {})}, **status}},
-                             subresource="status", manager=REPLICASET_MANAGER)
+            self.store.patch(
+                REPLICA_SETS,
+                rs["metadata"]["namespace"],
+                rs["metadata"]["name"],
+                {"status": {**{k: None for k in (rs.get("status") or {})}, **status}},
+                subresource="status",
+                manager=REPLICASET_MANAGER,
+            )

@@ -149,7 +149,9 @@ class RolloutController:
         sync = _Sync(ro, self.clock.now())
         strategy = sync.spec.get("strategy") or {}
         if strategy.get("canary") is None and strategy.get("blueGreen") is None:
-            self._invalid(sync, "Rollout has missing field '.spec.strategy.canary or .spec.strategy.blueGreen'")
+            self._invalid(
+                sync, "Rollout has missing field '.spec.strategy.canary or .spec.strategy.blueGreen'"
+            )
             return
         all_rs = self.cache.children(ro["metadata"]["uid"], REPLICA_SETS)
         new_rs = self._new_replica_set(sync, all_rs)
@@ -165,8 +167,14 @@ class RolloutController:
             self._reset(sync)  # retry after abort
             status.pop("abortedAt", None)
 
-        stable_rs = next((rs for rs in all_rs if status.get("stableRS")
-                          and rs["metadata"]["labels"].get(HASH_LABEL) == status["stableRS"]), None)
+        stable_rs = next(
+            (
+                rs
+                for rs in all_rs
+                if status.get("stableRS") and rs["metadata"]["labels"].get(HASH_LABEL) == status["stableRS"]
+            ),
+            None,
+        )
         if strategy.get("canary") is not None:
             self._canary(sync, new_rs, stable_rs, all_rs)
         else:
@@ -188,12 +196,24 @@ class RolloutController:
         if existing is not None:
             revision = revision_of(existing)
             if revision < max_revision:  # rollback to an old template: it becomes the newest revision
-                history = [h for h in (existing["metadata"].get("annotations") or {}).get(
-                    REVISION_HISTORY_ANNOTATION, "").split(",") if h]
-                annotations = {REVISION_ANNOTATION: str(max_revision + 1),
-                               REVISION_HISTORY_ANNOTATION: ",".join([*history, str(revision)])}
-                existing = self.store.patch(REPLICA_SETS, meta["namespace"], existing["metadata"]["name"],
-                                            {"metadata": {"annotations": annotations}}, manager=ROLLOUTS_MANAGER)
+                history = [
+                    h
+                    for h in (existing["metadata"].get("annotations") or {})
+                    .get(REVISION_HISTORY_ANNOTATION, "")
+                    .split(",")
+                    if h
+                ]
+                annotations = {
+                    REVISION_ANNOTATION: str(max_revision + 1),
+                    REVISION_HISTORY_ANNOTATION: ",".join([*history, str(revision)]),
+                }
+                existing = self.store.patch(
+                    REPLICA_SETS,
+                    meta["namespace"],
+                    existing["metadata"]["name"],
+                    {"metadata": {"annotations": annotations}},
+                    manager=ROLLOUTS_MANAGER,
+                )
                 self._set_rollout_revision(ro, max_revision + 1)
             else:
                 self._set_rollout_revision(ro, revision)
@@ -211,8 +231,10 @@ class RolloutController:
                 "name": f"{meta['name']}-{new_hash}",
                 "namespace": meta["namespace"],
                 "labels": labels,
-                "annotations": {REVISION_ANNOTATION: str(revision),
-                                DESIRED_REPLICAS_ANNOTATION: str(replicas_of(sync.spec))},
+                "annotations": {
+                    REVISION_ANNOTATION: str(revision),
+                    DESIRED_REPLICAS_ANNOTATION: str(replicas_of(sync.spec)),
+                },
                 "ownerReferences": [owner_reference(ro)],
             },
             "spec": {"replicas": 0, "selector": {"matchLabels": match_labels}, "template": template},
@@ -224,13 +246,24 @@ class RolloutController:
 
     def _set_rollout_revision(self, ro: Obj, revision: int) -> None:
         if (ro["metadata"].get("annotations") or {}).get(REVISION_ANNOTATION) != str(revision):
-            self.store.patch(ROLLOUTS, ro["metadata"]["namespace"], ro["metadata"]["name"],
-                             {"metadata": {"annotations": {REVISION_ANNOTATION: str(revision)}}},
-                             manager=ROLLOUTS_MANAGER)
+            self.store.patch(
+                ROLLOUTS,
+                ro["metadata"]["namespace"],
+                ro["metadata"]["name"],
+                {"metadata": {"annotations": {REVISION_ANNOTATION: str(revision)}}},
+                manager=ROLLOUTS_MANAGER,
+            )
             ro.setdefault("metadata", {}).setdefault("annotations", {})[REVISION_ANNOTATION] = str(revision)
 
-    def _scale(self, rs: Obj, replicas: int, rollout_replicas: int, *, deadline: str | None = None,
-               clear_deadline: bool = False) -> None:
+    def _scale(
+        self,
+        rs: Obj,
+        replicas: int,
+        rollout_replicas: int,
+        *,
+        deadline: str | None = None,
+        clear_deadline: bool = False,
+    ) -> None:
         meta = rs["metadata"]
         annotations = meta.get("annotations") or {}
         patch: Obj = {}
@@ -246,8 +279,9 @@ class RolloutController:
         if wanted:
             patch["metadata"] = {"annotations": wanted}
         if patch:
-            updated = self.store.patch(REPLICA_SETS, meta["namespace"], meta["name"], patch,
-                                       manager=ROLLOUTS_MANAGER)
+            updated = self.store.patch(
+                REPLICA_SETS, meta["namespace"], meta["name"], patch, manager=ROLLOUTS_MANAGER
+            )
             rs.clear()
             rs.update(updated)
 
@@ -281,7 +315,11 @@ class RolloutController:
         canary.pop("currentBackgroundAnalysisRunStatus", None)
         status["canary"] = canary
         bg = status.get("blueGreen") or {}
-        for key in ("prePromotionAnalysisRunStatus", "postPromotionAnalysisRunStatus", "scaleUpPreviewCheckPoint"):
+        for key in (
+            "prePromotionAnalysisRunStatus",
+            "postPromotionAnalysisRunStatus",
+            "scaleUpPreviewCheckPoint",
+        ):
             bg.pop(key, None)
         status["blueGreen"] = bg
         steps = ((sync.spec.get("strategy") or {}).get("canary") or {}).get("steps") or []
@@ -290,8 +328,16 @@ class RolloutController:
         # The reset is the new baseline for this reconcile's pause/abort bookkeeping.
         sync.old = {**sync.old, "pauseConditions": None, "controllerPause": None, "abort": None}
 
-    def _analysis_run(self, sync: _Sync, new_rs: Obj, stable_hash: str | None, analysis: Obj, rollout_type: str,
-                      suffix: str, current_name: str | None) -> Obj | None:
+    def _analysis_run(
+        self,
+        sync: _Sync,
+        new_rs: Obj,
+        stable_hash: str | None,
+        analysis: Obj,
+        rollout_type: str,
+        suffix: str,
+        current_name: str | None,
+    ) -> Obj | None:
         """The current AnalysisRun of one kind, created from its templates when there is none."""
         ro = sync.ro
         ns = ro["metadata"]["namespace"]
@@ -339,9 +385,13 @@ class RolloutController:
             "spec": {"metrics": metrics, **({"args": list(args_by_name.values())} if args_by_name else {})},
         }
         if not metrics:
-            run["status"] = {"phase": "Error", "message": "no metrics: AnalysisTemplate(s) "
-                             + ", ".join(str(t.get("templateName")) for t in analysis.get("templates") or [])
-                             + " not found", "startedAt": sync.stamp}
+            run["status"] = {
+                "phase": "Error",
+                "message": "no metrics: AnalysisTemplate(s) "
+                + ", ".join(str(t.get("templateName")) for t in analysis.get("templates") or [])
+                + " not found",
+                "startedAt": sync.stamp,
+            }
         created: Obj = self.store.create(ANALYSIS_RUNS, run, manager=ROLLOUTS_MANAGER)
         return created
 
@@ -352,8 +402,13 @@ class RolloutController:
             if name in keep or (run.get("status") or {}).get("phase") in COMPLETED:
                 continue
             if not (run.get("spec") or {}).get("terminate"):
-                self.store.patch(ANALYSIS_RUNS, run["metadata"]["namespace"], name, {"spec": {"terminate": True}},
-                                 manager=ROLLOUTS_MANAGER)
+                self.store.patch(
+                    ANALYSIS_RUNS,
+                    run["metadata"]["namespace"],
+                    name,
+                    {"spec": {"terminate": True}},
+                    manager=ROLLOUTS_MANAGER,
+                )
 
     @staticmethod
     def _run_status(run: Obj) -> Obj:
@@ -373,9 +428,16 @@ class RolloutController:
         annotations = svc["metadata"].get("annotations") or {}
         if selector.get(HASH_LABEL) == pod_hash and annotations.get(MANAGED_BY_ANNOTATION) == ro_name:
             return
-        self.store.patch(SERVICES, ns, name, {"metadata": {"annotations": {MANAGED_BY_ANNOTATION: ro_name}},
-                                              "spec": {"selector": {HASH_LABEL: pod_hash}}},
-                         manager=ROLLOUTS_MANAGER)
+        self.store.patch(
+            SERVICES,
+            ns,
+            name,
+            {
+                "metadata": {"annotations": {MANAGED_BY_ANNOTATION: ro_name}},
+                "spec": {"selector": {HASH_LABEL: pod_hash}},
+            },
+            manager=ROLLOUTS_MANAGER,
+        )
 
     # ---- canary -----------------------------------------------------------------------------------------
 
@@ -388,8 +450,11 @@ class RolloutController:
         routed = canary.get("trafficRouting") is not None
         ns, ro_name = sync.ro["metadata"]["namespace"], sync.ro["metadata"]["name"]
         hash_of_steps = step_hash(steps)
-        if status.get("currentStepHash") and status["currentStepHash"] != hash_of_steps and \
-                status.get("stableRS") != new_hash:
+        if (
+            status.get("currentStepHash")
+            and status["currentStepHash"] != hash_of_steps
+            and status.get("stableRS") != new_hash
+        ):
             status["currentStepIndex"] = 0
         status["currentStepHash"] = hash_of_steps
         canary_status: Obj = status.setdefault("canary", {})
@@ -405,14 +470,19 @@ class RolloutController:
         promoted = status.get("stableRS") == new_hash
         stable_hash = status.get("stableRS")
 
-        if not promoted and not sync.aborted and not status.get("promoteFull") and not spec.get("paused") \
-                and index < len(steps):
-            if self._canary_step(sync, new_rs, stable_hash, steps[index], index, replicas, routed):
-                index += 1
-                status["currentStepIndex"] = index
-                canary_status.pop("currentStepAnalysisRunStatus", None)
-                sync.remove_pause.add("CanaryPauseStep")
-                self.enqueue("rollout", (ns, ro_name), 0.0)
+        if (
+            not promoted
+            and not sync.aborted
+            and not status.get("promoteFull")
+            and not spec.get("paused")
+            and index < len(steps)
+            and self._canary_step(sync, new_rs, stable_hash, steps[index], index, replicas, routed)
+        ):
+            index += 1
+            status["currentStepIndex"] = index
+            canary_status.pop("currentStepAnalysisRunStatus", None)
+            sync.remove_pause.add("CanaryPauseStep")
+            self.enqueue("rollout", (ns, ro_name), 0.0)
         if not promoted and not sync.aborted:
             self._background_analysis(sync, new_rs, stable_hash, canary, index)
 
@@ -442,12 +512,17 @@ class RolloutController:
 
         # Old ReplicaSets (neither stable nor new) go away: at once without routing, after a delay with it.
         for rs in all_rs:
-            if rs is new_rs or rs is stable_rs or rs["metadata"]["name"] in (
-                    new_rs["metadata"]["name"], (stable_rs or {}).get("metadata", {}).get("name")):
+            if (
+                rs is new_rs
+                or rs is stable_rs
+                or rs["metadata"]["name"]
+                in (new_rs["metadata"]["name"], (stable_rs or {}).get("metadata", {}).get("name"))
+            ):
                 continue
             if routed:
-                self._scale_down_later(sync, rs, float(canary.get("scaleDownDelaySeconds", DEFAULT_SCALE_DOWN_DELAY)),
-                                       replicas)
+                self._scale_down_later(
+                    sync, rs, float(canary.get("scaleDownDelaySeconds", DEFAULT_SCALE_DOWN_DELAY)), replicas
+                )
             else:
                 self._scale(rs, 0, replicas, clear_deadline=True)
 
@@ -467,21 +542,31 @@ class RolloutController:
             if not promoted and not sync.aborted and new_available < new_count:
                 actual = self._previous_weight(canary, index)
             weights = {
-                "canary": {"weight": 0 if promoted or sync.aborted else actual,
-                           "serviceName": canary.get("canaryService", ""), "podTemplateHash": new_hash},
-                "stable": {"weight": 100 if promoted or sync.aborted else 100 - actual,
-                           "serviceName": canary.get("stableService", ""),
-                           "podTemplateHash": status.get("stableRS", new_hash)},
+                "canary": {
+                    "weight": 0 if promoted or sync.aborted else actual,
+                    "serviceName": canary.get("canaryService", ""),
+                    "podTemplateHash": new_hash,
+                },
+                "stable": {
+                    "weight": 100 if promoted or sync.aborted else 100 - actual,
+                    "serviceName": canary.get("stableService", ""),
+                    "podTemplateHash": status.get("stableRS", new_hash),
+                },
             }
-            canary_status["weights"] = {k: {kk: vv for kk, vv in v.items() if vv != ""} for k, v in weights.items()}
+            canary_status["weights"] = {
+                k: {kk: vv for kk, vv in v.items() if vv != ""} for k, v in weights.items()
+            }
         self._sync_service(ns, canary.get("canaryService"), new_hash, ro_name)
         self._sync_service(ns, canary.get("stableService"), status.get("stableRS"), ro_name)
 
         status["replicas"] = sum(int((rs.get("status") or {}).get("replicas") or 0) for rs in all_rs)
         status["updatedReplicas"] = int((new_rs.get("status") or {}).get("replicas") or 0)
-        status["readyReplicas"] = sum(int((rs.get("status") or {}).get("readyReplicas") or 0) for rs in all_rs)
-        status["availableReplicas"] = sum(int((rs.get("status") or {}).get("availableReplicas") or 0)
-                                          for rs in all_rs)
+        status["readyReplicas"] = sum(
+            int((rs.get("status") or {}).get("readyReplicas") or 0) for rs in all_rs
+        )
+        status["availableReplicas"] = sum(
+            int((rs.get("status") or {}).get("availableReplicas") or 0) for rs in all_rs
+        )
         status["HPAReplicas"] = status["replicas"]
         status["selector"] = selector_string(((spec.get("selector") or {}).get("matchLabels")) or {})
 
@@ -493,22 +578,37 @@ class RolloutController:
                 return int(steps[i]["setWeight"])
         return 0
 
-    def _canary_step(self, sync: _Sync, new_rs: Obj, stable_hash: str | None, step: Obj, index: int,
-                     replicas: int, routed: bool) -> bool:
+    def _canary_step(
+        self,
+        sync: _Sync,
+        new_rs: Obj,
+        stable_hash: str | None,
+        step: Obj,
+        index: int,
+        replicas: int,
+        routed: bool,
+    ) -> bool:
         """Is the current step complete? Starts pauses and analyses as a side effect."""
         status = sync.status
         if step.get("setWeight") is not None:
             wanted = math.ceil(replicas * int(step["setWeight"]) / 100)
             st = new_rs.get("status") or {}
             return (new_rs.get("spec") or {}).get("replicas") == wanted and int(
-                st.get("availableReplicas") or 0) >= wanted
+                st.get("availableReplicas") or 0
+            ) >= wanted
         if "pause" in step:
-            return self._pause_done(sync, "CanaryPauseStep", parse_duration((step.get("pause") or {}).get(
-                "duration")) if (step.get("pause") or {}).get("duration") is not None else None)
+            return self._pause_done(
+                sync,
+                "CanaryPauseStep",
+                parse_duration((step.get("pause") or {}).get("duration"))
+                if (step.get("pause") or {}).get("duration") is not None
+                else None,
+            )
         if step.get("analysis") is not None:
             current = (status.get("canary") or {}).get("currentStepAnalysisRunStatus") or {}
-            run = self._analysis_run(sync, new_rs, stable_hash, step["analysis"], "Step", f"-{index}",
-                                     current.get("name"))
+            run = self._analysis_run(
+                sync, new_rs, stable_hash, step["analysis"], "Step", f"-{index}", current.get("name")
+            )
             if run is None:
                 return False
             run_status = self._run_status(run)
@@ -517,9 +617,14 @@ class RolloutController:
             if phase == "Successful":
                 return True
             if phase in ("Failed", "Error"):
-                sync.abort(f"Step-based analysis phase error/failed: {run_status.get('message', '')}".rstrip(": "))
+                sync.abort(
+                    f"Step-based analysis phase error/failed: {run_status.get('message', '')}".rstrip(": ")
+                )
             elif phase == "Inconclusive":
-                if sync.old.get("controllerPause") and sync.pause_condition("InconclusiveAnalysisRun") is None:
+                if (
+                    sync.old.get("controllerPause")
+                    and sync.pause_condition("InconclusiveAnalysisRun") is None
+                ):
                     return True
                 if sync.pause_condition("InconclusiveAnalysisRun") is None:
                     sync.add_pause.append("InconclusiveAnalysisRun")
@@ -545,8 +650,9 @@ class RolloutController:
             sync.wake_in(duration - waited)
         return False
 
-    def _background_analysis(self, sync: _Sync, new_rs: Obj, stable_hash: str | None, canary: Obj,
-                             index: int) -> None:
+    def _background_analysis(
+        self, sync: _Sync, new_rs: Obj, stable_hash: str | None, canary: Obj, index: int
+    ) -> None:
         analysis = canary.get("analysis")
         if not analysis or index < int(analysis.get("startingStep") or 0):
             return
@@ -558,9 +664,14 @@ class RolloutController:
         run_status = self._run_status(run)
         canary_status["currentBackgroundAnalysisRunStatus"] = run_status
         if run_status["status"] in ("Failed", "Error"):
-            sync.abort(f"Background analysis phase error/failed: {run_status.get('message', '')}".rstrip(": "))
-        elif run_status["status"] == "Inconclusive" and sync.pause_condition("InconclusiveAnalysisRun") is None \
-                and not sync.old.get("controllerPause"):
+            sync.abort(
+                f"Background analysis phase error/failed: {run_status.get('message', '')}".rstrip(": ")
+            )
+        elif (
+            run_status["status"] == "Inconclusive"
+            and sync.pause_condition("InconclusiveAnalysisRun") is None
+            and not sync.old.get("controllerPause")
+        ):
             sync.add_pause.append("InconclusiveAnalysisRun")
 
     # ---- blue-green -------------------------------------------------------------------------------------
@@ -576,8 +687,14 @@ class RolloutController:
             status["stableRS"] = new_hash
             stable_rs = new_rs
         stable_hash = status["stableRS"]
-        self._scale(new_rs, replicas if not (sync.aborted and stable_hash != new_hash) else
-                    (new_rs.get("spec") or {}).get("replicas", 0), replicas, clear_deadline=not sync.aborted)
+        self._scale(
+            new_rs,
+            replicas
+            if not (sync.aborted and stable_hash != new_hash)
+            else (new_rs.get("spec") or {}).get("replicas", 0),
+            replicas,
+            clear_deadline=not sync.aborted,
+        )
         new_available = int((new_rs.get("status") or {}).get("availableReplicas") or 0)
         new_ready = new_available >= replicas
 
@@ -597,15 +714,24 @@ class RolloutController:
                 pre_ok = True
                 if bg.get("prePromotionAnalysis"):
                     current = bg_status.get("prePromotionAnalysisRunStatus") or {}
-                    run = self._analysis_run(sync, new_rs, stable_hash, bg["prePromotionAnalysis"],
-                                             "PrePromotion", "-pre", current.get("name"))
+                    run = self._analysis_run(
+                        sync,
+                        new_rs,
+                        stable_hash,
+                        bg["prePromotionAnalysis"],
+                        "PrePromotion",
+                        "-pre",
+                        current.get("name"),
+                    )
                     if run is not None:
                         rs_status = self._run_status(run)
                         bg_status["prePromotionAnalysisRunStatus"] = rs_status
                         pre_ok = rs_status["status"] == "Successful"
                         if rs_status["status"] in ("Failed", "Error"):
-                            sync.abort("Blue/green pre-promotion analysis phase error/failed: "
-                                       + rs_status.get("message", ""))
+                            sync.abort(
+                                "Blue/green pre-promotion analysis phase error/failed: "
+                                + rs_status.get("message", "")
+                            )
                 if not sync.add_abort and not spec.get("paused"):
                     auto = bg.get("autoPromotionEnabled", True) is not False
                     seconds = bg.get("autoPromotionSeconds")
@@ -626,15 +752,24 @@ class RolloutController:
                 post_ok = True
                 if bg.get("postPromotionAnalysis") and not status.get("promoteFull"):
                     current = bg_status.get("postPromotionAnalysisRunStatus") or {}
-                    run = self._analysis_run(sync, new_rs, stable_hash, bg["postPromotionAnalysis"],
-                                             "PostPromotion", "-post", current.get("name"))
+                    run = self._analysis_run(
+                        sync,
+                        new_rs,
+                        stable_hash,
+                        bg["postPromotionAnalysis"],
+                        "PostPromotion",
+                        "-post",
+                        current.get("name"),
+                    )
                     if run is not None:
                         rs_status = self._run_status(run)
                         bg_status["postPromotionAnalysisRunStatus"] = rs_status
                         post_ok = rs_status["status"] == "Successful"
                         if rs_status["status"] in ("Failed", "Error"):
-                            sync.abort("Blue/green post-promotion analysis phase error/failed: "
-                                       + rs_status.get("message", ""))
+                            sync.abort(
+                                "Blue/green post-promotion analysis phase error/failed: "
+                                + rs_status.get("message", "")
+                            )
                 if post_ok and not sync.add_abort:
                     status["stableRS"] = new_hash
                     status.pop("promoteFull", None)
@@ -646,19 +781,25 @@ class RolloutController:
             rs_hash = rs["metadata"]["labels"].get(HASH_LABEL)
             if rs_hash in (new_hash, active_hash):
                 continue
-            self._scale_down_later(sync, rs, float(bg.get("scaleDownDelaySeconds", DEFAULT_SCALE_DOWN_DELAY)),
-                                   replicas)
+            self._scale_down_later(
+                sync, rs, float(bg.get("scaleDownDelaySeconds", DEFAULT_SCALE_DOWN_DELAY)), replicas
+            )
         self._sync_service(ns, bg.get("activeService"), bg_status.get("activeSelector"), ro_name)
         self._sync_service(ns, bg.get("previewService"), bg_status.get("previewSelector"), ro_name)
 
-        active_rs = next((rs for rs in all_rs if rs["metadata"]["labels"].get(HASH_LABEL) == active_hash), new_rs)
+        active_rs = next(
+            (rs for rs in all_rs if rs["metadata"]["labels"].get(HASH_LABEL) == active_hash), new_rs
+        )
         status["replicas"] = sum(int((rs.get("status") or {}).get("replicas") or 0) for rs in all_rs)
         status["updatedReplicas"] = int((new_rs.get("status") or {}).get("replicas") or 0)
-        status["readyReplicas"] = sum(int((rs.get("status") or {}).get("readyReplicas") or 0) for rs in all_rs)
+        status["readyReplicas"] = sum(
+            int((rs.get("status") or {}).get("readyReplicas") or 0) for rs in all_rs
+        )
         status["availableReplicas"] = int((active_rs.get("status") or {}).get("availableReplicas") or 0)
         status["HPAReplicas"] = int((active_rs.get("status") or {}).get("replicas") or 0)
-        status["selector"] = selector_string(((active_rs.get("spec") or {}).get("selector") or {}).get(
-            "matchLabels") or {})
+        status["selector"] = selector_string(
+            ((active_rs.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        )
 
     # ---- restart and history ----------------------------------------------------------------------------
 
@@ -674,8 +815,12 @@ class RolloutController:
             return
         for rs in all_rs:
             pods = self.cache.children(rs["metadata"]["uid"], PODS)
-            old = [p for p in pods if (parse_rfc3339(p["metadata"].get("creationTimestamp", "")) or sync.now) < when
-                   and not p["metadata"].get("deletionTimestamp")]
+            old = [
+                p
+                for p in pods
+                if (parse_rfc3339(p["metadata"].get("creationTimestamp", "")) or sync.now) < when
+                and not p["metadata"].get("deletionTimestamp")
+            ]
             if old:
                 available = int((rs.get("status") or {}).get("availableReplicas") or 0)
                 if available >= int((rs.get("spec") or {}).get("replicas") or 0):
@@ -687,9 +832,12 @@ class RolloutController:
     def _cleanup(self, sync: _Sync, all_rs: list[Obj]) -> None:
         """``reconcileRevisionHistoryLimit``: delete the oldest scaled-down ReplicaSets beyond the limit."""
         limit = int(sync.spec.get("revisionHistoryLimit", DEFAULT_REVISION_HISTORY_LIMIT))
-        keep = {sync.status.get("currentPodHash"), sync.status.get("stableRS"),
-                (sync.status.get("blueGreen") or {}).get("activeSelector"),
-                (sync.status.get("blueGreen") or {}).get("previewSelector")}
+        keep = {
+            sync.status.get("currentPodHash"),
+            sync.status.get("stableRS"),
+            (sync.status.get("blueGreen") or {}).get("activeSelector"),
+            (sync.status.get("blueGreen") or {}).get("previewSelector"),
+        }
         old = [rs for rs in all_rs if rs["metadata"]["labels"].get(HASH_LABEL) not in keep]
         if len(old) <= limit:
             return
@@ -719,7 +867,9 @@ class RolloutController:
         controller_pause = bool(sync.old.get("controllerPause"))
         conditions: list[Obj] = []
         if not sync.clear_pause:
-            conditions = [c for c in sync.old.get("pauseConditions") or [] if c.get("reason") not in sync.remove_pause]
+            conditions = [
+                c for c in sync.old.get("pauseConditions") or [] if c.get("reason") not in sync.remove_pause
+            ]
         present = {c.get("reason") for c in conditions}
         for reason in sync.add_pause:
             if reason not in present:
@@ -742,7 +892,9 @@ class RolloutController:
         if not paused and healthy:
             set_condition(status, new_condition("Healthy", "True", "RolloutHealthy", HEALTHY_MESSAGE, now))
         elif get_condition(status, "Healthy") is not None:
-            set_condition(status, new_condition("Healthy", "False", "RolloutHealthy", NOT_HEALTHY_MESSAGE, now))
+            set_condition(
+                status, new_condition("Healthy", "False", "RolloutHealthy", NOT_HEALTHY_MESSAGE, now)
+            )
 
         progressing = get_condition(status, "Progressing")
         reason = (progressing or {}).get("reason")
@@ -755,32 +907,53 @@ class RolloutController:
         elif reason == "RolloutAborted":
             set_condition(status, new_condition("Progressing", "Unknown", "RolloutRetry", RETRY_MESSAGE, now))
         elif paused and reason != "RolloutPaused":
-            set_condition(status, new_condition("Progressing", "Unknown", "RolloutPaused", PAUSED_MESSAGE, now))
+            set_condition(
+                status, new_condition("Progressing", "Unknown", "RolloutPaused", PAUSED_MESSAGE, now)
+            )
         elif not paused and reason == "RolloutPaused":
-            set_condition(status, new_condition("Progressing", "Unknown", "RolloutResumed", RESUMED_MESSAGE, now))
+            set_condition(
+                status, new_condition("Progressing", "Unknown", "RolloutResumed", RESUMED_MESSAGE, now)
+            )
 
         progressing = get_condition(status, "Progressing")
         if not aborted and not paused:
             if healthy:
-                set_condition(status, new_condition(
-                    "Progressing", "True", "NewReplicaSetAvailable",
-                    f'ReplicaSet "{rs_name}" has successfully progressed.', now))
+                set_condition(
+                    status,
+                    new_condition(
+                        "Progressing",
+                        "True",
+                        "NewReplicaSetAvailable",
+                        f'ReplicaSet "{rs_name}" has successfully progressed.',
+                        now,
+                    ),
+                )
             elif made_progress(spec, sync.old, status) or progressing is None:
-                cond = new_condition("Progressing", "True", "ReplicaSetUpdated",
-                                     f'ReplicaSet "{rs_name}" is progressing.', now)
+                cond = new_condition(
+                    "Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{rs_name}" is progressing.', now
+                )
                 if progressing is not None and progressing.get("status") == "True":
                     cond["lastTransitionTime"] = progressing.get("lastTransitionTime", now)
                 remove_condition(status, "Progressing")
                 set_condition(status, cond)
             elif not self._indefinite_step(sync) and progressing.get("reason") not in (
-                    "NewReplicaSetAvailable", "ProgressDeadlineExceeded"):
+                "NewReplicaSetAvailable",
+                "ProgressDeadlineExceeded",
+            ):
                 deadline = float(spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
                 since = parse_rfc3339(str(progressing.get("lastUpdateTime", ""))) or sync.now
                 waited = (sync.now - since).total_seconds() * self.clock.speed
                 if waited > deadline:
-                    set_condition(status, new_condition(
-                        "Progressing", "False", "ProgressDeadlineExceeded",
-                        f'ReplicaSet "{rs_name}" has timed out progressing.', now))
+                    set_condition(
+                        status,
+                        new_condition(
+                            "Progressing",
+                            "False",
+                            "ProgressDeadlineExceeded",
+                            f'ReplicaSet "{rs_name}" has timed out progressing.',
+                            now,
+                        ),
+                    )
                     if spec.get("progressDeadlineAbort"):
                         status["abort"] = True
                         status["abortedAt"] = now
@@ -793,17 +966,32 @@ class RolloutController:
         replicas = replicas_of(spec)
         if strategy.get("blueGreen") is not None:
             available = int(status.get("availableReplicas") or 0) >= replicas and bool(
-                (status.get("blueGreen") or {}).get("activeSelector"))
+                (status.get("blueGreen") or {}).get("activeSelector")
+            )
         else:
             available = int(status.get("availableReplicas") or 0) >= replicas
-        set_condition(status, new_condition("Available", "True" if available else "False", "AvailableReason",
-                                            AVAILABLE_MESSAGE if available else NOT_AVAILABLE_MESSAGE, now))
+        set_condition(
+            status,
+            new_condition(
+                "Available",
+                "True" if available else "False",
+                "AvailableReason",
+                AVAILABLE_MESSAGE if available else NOT_AVAILABLE_MESSAGE,
+                now,
+            ),
+        )
         if (paused or get_condition(status, "Paused") is not None) and not aborted:
-            set_condition(status, new_condition(
-                "Paused", "True" if paused else "False", "RolloutPaused", PAUSED_MESSAGE, now))
+            set_condition(
+                status,
+                new_condition("Paused", "True" if paused else "False", "RolloutPaused", PAUSED_MESSAGE, now),
+            )
         complete = bool(status.get("stableRS")) and status.get("stableRS") == status.get("currentPodHash")
-        set_condition(status, new_condition("Completed", "True" if complete else "False", "RolloutCompleted",
-                                            "RolloutCompleted", now))
+        set_condition(
+            status,
+            new_condition(
+                "Completed", "True" if complete else "False", "RolloutCompleted", "RolloutCompleted", now
+            ),
+        )
 
     def _indefinite_step(self, sync: _Sync) -> bool:
         steps = ((sync.spec.get("strategy") or {}).get("canary") or {}).get("steps") or []
@@ -836,8 +1024,14 @@ class RolloutController:
         patch = merge_patch_diff(old, status)
         meta = sync.ro["metadata"]
         if patch:
-            self.store.patch(ROLLOUTS, meta["namespace"], meta["name"], {"status": patch}, subresource="status",
-                             manager=ROLLOUTS_MANAGER)
+            self.store.patch(
+                ROLLOUTS,
+                meta["namespace"],
+                meta["name"],
+                {"status": patch},
+                subresource="status",
+                manager=ROLLOUTS_MANAGER,
+            )
         if sync.requeue is not None:
             self.enqueue("rollout", (meta["namespace"], meta["name"]), sync.requeue)
 
@@ -849,6 +1043,11 @@ class RolloutController:
         patch = merge_patch_diff(sync.ro.get("status") or {}, status)
         if patch:
             meta = sync.ro["metadata"]
-            self.store.patch(ROLLOUTS, meta["namespace"], meta["name"], {"status": patch}, subresource="status",
-                             manager=ROLLOUTS_MANAGER)
-
+            self.store.patch(
+                ROLLOUTS,
+                meta["namespace"],
+                meta["name"],
+                {"status": patch},
+                subresource="status",
+                manager=ROLLOUTS_MANAGER,
+            )

@@ -27,19 +27,31 @@ def get_condition(status: Obj, ctype: str) -> Obj | None:
 
 
 def new_condition(ctype: str, cstatus: str, reason: str, message: str, now: str) -> Obj:
-    return {"type": ctype, "status": cstatus, "reason": reason, "message": message,
-            "lastUpdateTime": now, "lastTransitionTime": now}
+    return {
+        "type": ctype,
+        "status": cstatus,
+        "reason": reason,
+        "message": message,
+        "lastUpdateTime": now,
+        "lastTransitionTime": now,
+    }
 
 
 def set_condition(status: Obj, cond: Obj) -> bool:
     """``SetRolloutCondition``: no change if status and reason are the same; keep the transition time when
     only the reason changes."""
     current = get_condition(status, cond["type"])
-    if current is not None and current.get("status") == cond["status"] and current.get("reason") == cond["reason"]:
+    if (
+        current is not None
+        and current.get("status") == cond["status"]
+        and current.get("reason") == cond["reason"]
+    ):
         return False
     if current is not None and current.get("status") == cond["status"]:
         cond = {**cond, "lastTransitionTime": current.get("lastTransitionTime", cond["lastTransitionTime"])}
-    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != cond["type"]] + [cond]
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != cond["type"]] + [
+        cond
+    ]
     return True
 
 
@@ -97,22 +109,28 @@ def made_progress(spec: Obj, old: Obj, new: Obj) -> bool:
     specific = False
     if strategy.get("blueGreen") is not None:
         ob, nb = old.get("blueGreen") or {}, new.get("blueGreen") or {}
-        specific = ob.get("activeSelector") != nb.get("activeSelector") or \
-            ob.get("previewSelector") != nb.get("previewSelector")
+        specific = ob.get("activeSelector") != nb.get("activeSelector") or ob.get(
+            "previewSelector"
+        ) != nb.get("previewSelector")
     if strategy.get("canary") is not None:
         step_changed = (
-            old.get("currentStepIndex") is not None and new.get("currentStepIndex") is not None
+            old.get("currentStepIndex") is not None
+            and new.get("currentStepIndex") is not None
             and old.get("currentStepIndex") != new.get("currentStepIndex")
         )
-        specific = (old.get("stableRS") != new.get("stableRS")) or step_changed or \
-            old.get("currentStepHash") != new.get("currentStepHash")
+        specific = (
+            (old.get("stableRS") != new.get("stableRS"))
+            or step_changed
+            or old.get("currentStepHash") != new.get("currentStepHash")
+        )
 
     def num(status: Obj, key: str) -> int:
         return int(status.get(key) or 0)
 
     return (
         num(new, "updatedReplicas") != num(old, "updatedReplicas")
-        or num(new, "replicas") - num(new, "updatedReplicas") < num(old, "replicas") - num(old, "updatedReplicas")
+        or num(new, "replicas") - num(new, "updatedReplicas")
+        < num(old, "replicas") - num(old, "updatedReplicas")
         or num(new, "readyReplicas") > num(old, "readyReplicas")
         or num(new, "availableReplicas") > num(old, "availableReplicas")
         or specific
@@ -132,9 +150,15 @@ def is_healthy(spec: Obj, generation: int, old_observed: str | None, new: Obj) -
         )
     if strategy.get("canary") is not None:
         steps = strategy["canary"].get("steps") or []
-        all_steps = not steps or new.get("currentStepIndex") is None or new.get("currentStepIndex") == len(steps)
-        completed = all_steps and bool(new.get("stableRS")) and new.get("stableRS") == new.get(
-            "currentPodHash") and int(new.get("replicas") or 0) == replicas
+        all_steps = (
+            not steps or new.get("currentStepIndex") is None or new.get("currentStepIndex") == len(steps)
+        )
+        completed = (
+            all_steps
+            and bool(new.get("stableRS"))
+            and new.get("stableRS") == new.get("currentPodHash")
+            and int(new.get("replicas") or 0) == replicas
+        )
     return (
         int(new.get("updatedReplicas") or 0) == replicas
         and int(new.get("availableReplicas") or 0) == replicas

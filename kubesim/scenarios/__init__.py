@@ -1,8 +1,8 @@
 """Scenarios: the built-in ones and scenario files, loaded and validated into ``Scenario`` objects.
 
-``load_scenarios(["healthy-canary", "./my.yaml"])`` accepts built-in names and paths to YAML/JSON files in the
-format documented in ``kubesim.scenarios.schema`` (a sample is in ``kubesim/scenarios/examples/``). Any problem
-raises ``ScenarioError`` with a message naming the file and field.
+``load_scenarios(["healthy-canary", "./my.yaml"])`` accepts built-in names and paths to YAML/JSON files in
+the format documented in ``kubesim.scenarios.schema`` (a sample is in ``kubesim/scenarios/examples/``). Any
+problem raises ``ScenarioError`` with a message naming the file and field.
 
 Non-goals: fetching scenarios from the network.
 """
@@ -37,17 +37,22 @@ def load_scenario(name_or_file: str) -> Scenario:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as error:
-            raise ScenarioError(f"{name_or_file}: cannot read the scenario file: {error.strerror or error}") from None
+            raise ScenarioError(
+                f"{name_or_file}: cannot read the scenario file: {error.strerror or error}"
+            ) from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            raise ScenarioError(f"{name_or_file}: not valid YAML{where}: "
-                                f"{getattr(error, 'problem', None) or error}") from None
+            raise ScenarioError(
+                f"{name_or_file}: not valid YAML{where}: {getattr(error, 'problem', None) or error}"
+            ) from None
         return parse_scenario(data, name_or_file)
-    raise ScenarioError(f"unknown scenario {name_or_file!r}: not a built-in scenario "
-                        f"({', '.join(builtin_names())}) and not a .yaml/.json file")
+    raise ScenarioError(
+        f"unknown scenario {name_or_file!r}: not a built-in scenario "
+        f"({', '.join(builtin_names())}) and not a .yaml/.json file"
+    )
 
 
 def load_scenarios(names_or_files: list[str]) -> list[Scenario]:
@@ -57,7 +62,8 @@ def load_scenarios(names_or_files: list[str]) -> list[Scenario]:
         for ro in scenario.rollouts:
             key = (ro.namespace, ro.name)
             if key in seen:
-                raise ScenarioError(f"scenarios {seen[key]} and {scenario.name} both define rollout "
-                                    f"{ro.namespace}/{ro.name}")
+                raise ScenarioError(
+                    f"scenarios {seen[key]} and {scenario.name} both define rollout {ro.namespace}/{ro.name}"
+                )
             seen[key] = scenario.name
     return scenarios

@@ -17,156 +17,280 @@ def _error_rate(interval: str = "30s", count: int = 3, failure_limit: int = 0) -
         "name": "error-rate",
         "spec": {
             "args": [{"name": "service-name"}],
-            "metrics": [{
-                "name": "error-rate",
-                "interval": interval,
-                "count": count,
-                "failureLimit": failure_limit,
-                "successCondition": "result[0] < 0.05",
-                "provider": {"prometheus": {"address": PROMETHEUS, "query": (
-                    'sum(rate(http_requests_total{service="{{args.service-name}}",code=~"5.."}[2m])) / '
-                    'sum(rate(http_requests_total{service="{{args.service-name}}"}[2m]))')}},
-            }],
+            "metrics": [
+                {
+                    "name": "error-rate",
+                    "interval": interval,
+                    "count": count,
+                    "failureLimit": failure_limit,
+                    "successCondition": "result[0] < 0.05",
+                    "provider": {
+                        "prometheus": {
+                            "address": PROMETHEUS,
+                            "query": (
+                                'sum(rate(http_requests_total{service="{{args.service-name}}",code=~"5.."}[2m])) / '
+                                'sum(rate(http_requests_total{service="{{args.service-name}}"}[2m]))'
+                            ),
+                        }
+                    },
+                }
+            ],
         },
     }
 
 
 def _analysis(service: str) -> Obj:
-    return {"analysis": {"templates": [{"templateName": "error-rate"}],
-                         "args": [{"name": "service-name", "value": service}]}}
+    return {
+        "analysis": {
+            "templates": [{"templateName": "error-rate"}],
+            "args": [{"name": "service-name", "value": service}],
+        }
+    }
 
 
 def _routed(name: str, steps: list[Obj], **extra: Any) -> Obj:
-    return {"canary": {"canaryService": f"{name}-canary", "stableService": f"{name}-stable",
-                       "trafficRouting": {"nginx": {"stableIngress": name}}, "steps": steps, **extra}}
+    return {
+        "canary": {
+            "canaryService": f"{name}-canary",
+            "stableService": f"{name}-stable",
+            "trafficRouting": {"nginx": {"stableIngress": name}},
+            "steps": steps,
+            **extra,
+        }
+    }
 
 
 BUILTIN: list[Obj] = [
     {
         "name": "healthy-canary",
         "description": "A canary with traffic routing goes 10% -> 50% -> 100% with a passing analysis after "
-                       "each pause. Ends Healthy on revision 2 (stableRS == currentPodHash, 2 Successful "
-                       "AnalysisRuns); a new image every 15 min repeats the cycle.",
+        "each pause. Ends Healthy on revision 2 (stableRS == currentPodHash, 2 Successful "
+        "AnalysisRuns); a new image every 15 min repeats the cycle.",
         "pod_ready_seconds": 3,
         "analysis_templates": [_error_rate()],
         "metrics": {"error-rate": [0.01, 0.012, 0.009]},
-        "rollouts": [{
-            "name": "checkout", "namespace": "shop", "replicas": 5, "image": "argoproj/rollouts-demo:blue",
-            "strategy": _routed("checkout", [
-                {"setWeight": 10}, {"pause": {"duration": "30s"}}, _analysis("checkout"),
-                {"setWeight": 50}, {"pause": {"duration": "30s"}}, _analysis("checkout"),
-            ]),
-        }],
-        "events": [{"at": 10, "every": 900, "set_image": {
-            "rollout": "checkout",
-            "images": ["argoproj/rollouts-demo:green", "argoproj/rollouts-demo:yellow",
-                       "argoproj/rollouts-demo:blue"]}}],
+        "rollouts": [
+            {
+                "name": "checkout",
+                "namespace": "shop",
+                "replicas": 5,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed(
+                    "checkout",
+                    [
+                        {"setWeight": 10},
+                        {"pause": {"duration": "30s"}},
+                        _analysis("checkout"),
+                        {"setWeight": 50},
+                        {"pause": {"duration": "30s"}},
+                        _analysis("checkout"),
+                    ],
+                ),
+            }
+        ],
+        "events": [
+            {
+                "at": 10,
+                "every": 900,
+                "set_image": {
+                    "rollout": "checkout",
+                    "images": [
+                        "argoproj/rollouts-demo:green",
+                        "argoproj/rollouts-demo:yellow",
+                        "argoproj/rollouts-demo:blue",
+                    ],
+                },
+            }
+        ],
     },
     {
         "name": "failed-analysis-abort",
         "description": "The step analysis of a basic canary fails its second measurement (error rate 0.2). "
-                       "Ends Degraded with status.abort true (RolloutAborted), the canary ReplicaSet scaled "
-                       "to 0 and the stable one serving all 4 replicas.",
+        "Ends Degraded with status.abort true (RolloutAborted), the canary ReplicaSet scaled "
+        "to 0 and the stable one serving all 4 replicas.",
         "pod_ready_seconds": 3,
         "analysis_templates": [_error_rate(interval="20s")],
         "metrics": {"error-rate": [0.01, 0.2, 0.2]},
-        "rollouts": [{
-            "name": "payments", "namespace": "billing", "replicas": 4, "image": "argoproj/rollouts-demo:blue",
-            "strategy": {"canary": {"canaryService": "payments-canary", "stableService": "payments-stable",
-                                    "steps": [{"setWeight": 25}, {"pause": {"duration": "20s"}},
-                                              _analysis("payments"), {"setWeight": 75},
-                                              {"pause": {"duration": "20s"}}]}},
-        }],
+        "rollouts": [
+            {
+                "name": "payments",
+                "namespace": "billing",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "payments-canary",
+                        "stableService": "payments-stable",
+                        "steps": [
+                            {"setWeight": 25},
+                            {"pause": {"duration": "20s"}},
+                            _analysis("payments"),
+                            {"setWeight": 75},
+                            {"pause": {"duration": "20s"}},
+                        ],
+                    }
+                },
+            }
+        ],
         "events": [{"at": 10, "set_image": {"rollout": "payments", "image": "argoproj/rollouts-demo:red"}}],
     },
     {
         "name": "rerender-race",
         "description": "Argo CD renders the Rollout twice 30 s apart: the inline values (new image) apply at "
-                       "once, the values file comes from a checkout that lags 30 s. The second render changes "
-                       "checksum/config, so a new hash (revision 3) restarts the canary at step 0. Ends Paused "
-                       "(CanaryPauseStep) on revision 3; revisions 2 and 3 differ only in checksum/config.",
+        "once, the values file comes from a checkout that lags 30 s. The second render changes "
+        "checksum/config, so a new hash (revision 3) restarts the canary at step 0. Ends Paused "
+        "(CanaryPauseStep) on revision 3; revisions 2 and 3 differ only in checksum/config.",
         "pod_ready_seconds": 3,
-        "rollouts": [{
-            "name": "frontend", "namespace": "web", "replicas": 4, "image": "argoproj/rollouts-demo:blue",
-            "strategy": _routed("frontend", [{"setWeight": 25}, {"pause": {"duration": "10s"}},
-                                             {"setWeight": 50}, {"pause": {}}]),
-        }],
-        "applications": [{
-            "name": "frontend", "rollout": "frontend", "checkout_lag_seconds": 30, "self_heal": True,
-            "values": {"image": {"tag": "blue"}, "config": {"timeout": 30, "featureFlags": "a"}},
-        }],
-        "events": [{"at": 20, "commit": {
-            "app": "frontend", "author": "release-bot <release-bot@example.com>",
-            "message": "release 2.4.0: image green, timeout 45",
-            "inline_values": {"image": {"tag": "green"}},
-            "values": {"config": {"timeout": 45, "featureFlags": "a"}},
-        }}],
+        "rollouts": [
+            {
+                "name": "frontend",
+                "namespace": "web",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed(
+                    "frontend",
+                    [{"setWeight": 25}, {"pause": {"duration": "10s"}}, {"setWeight": 50}, {"pause": {}}],
+                ),
+            }
+        ],
+        "applications": [
+            {
+                "name": "frontend",
+                "rollout": "frontend",
+                "checkout_lag_seconds": 30,
+                "self_heal": True,
+                "values": {"image": {"tag": "blue"}, "config": {"timeout": 30, "featureFlags": "a"}},
+            }
+        ],
+        "events": [
+            {
+                "at": 20,
+                "commit": {
+                    "app": "frontend",
+                    "author": "release-bot <release-bot@example.com>",
+                    "message": "release 2.4.0: image green, timeout 45",
+                    "inline_values": {"image": {"tag": "green"}},
+                    "values": {"config": {"timeout": 45, "featureFlags": "a"}},
+                },
+            }
+        ],
     },
     {
         "name": "paused-reads-degraded",
         "description": "A GitOps canary waits at an indefinite pause. Argo CD reports the Rollout (and the "
-                       "app) Suspended and, because the app has a PostSync hook, the sync stays Running "
-                       "'waiting for healthy state'. Ends Paused (CanaryPauseStep) at step 1/2, app health "
-                       "Suspended, operationState Running.",
+        "app) Suspended and, because the app has a PostSync hook, the sync stays Running "
+        "'waiting for healthy state'. Ends Paused (CanaryPauseStep) at step 1/2, app health "
+        "Suspended, operationState Running.",
         "pod_ready_seconds": 3,
-        "rollouts": [{
-            "name": "search", "namespace": "search", "replicas": 4, "image": "argoproj/rollouts-demo:blue",
-            "strategy": _routed("search", [{"setWeight": 25}, {"pause": {}}]),
-        }],
-        "applications": [{"name": "search", "rollout": "search", "hooks": True,
-                          "values": {"image": {"tag": "blue"}, "config": {"replicas": 4}}}],
-        "events": [{"at": 10, "commit": {"app": "search", "author": "dev <dev@example.com>",
-                                         "message": "search: new ranking (image green)",
-                                         "values": {"image": {"tag": "green"}}}}],
+        "rollouts": [
+            {
+                "name": "search",
+                "namespace": "search",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed("search", [{"setWeight": 25}, {"pause": {}}]),
+            }
+        ],
+        "applications": [
+            {
+                "name": "search",
+                "rollout": "search",
+                "hooks": True,
+                "values": {"image": {"tag": "blue"}, "config": {"replicas": 4}},
+            }
+        ],
+        "events": [
+            {
+                "at": 10,
+                "commit": {
+                    "app": "search",
+                    "author": "dev <dev@example.com>",
+                    "message": "search: new ranking (image green)",
+                    "values": {"image": {"tag": "green"}},
+                },
+            }
+        ],
     },
     {
         "name": "orphaned-canary",
         "description": "A traffic-routed canary with abortScaleDownDelaySeconds: 0 fails its analysis and "
-                       "aborts: the weight returns to stable but the canary ReplicaSet keeps its replicas. "
-                       "Ends Degraded (aborted) with a non-stable ReplicaSet still holding 2 replicas.",
+        "aborts: the weight returns to stable but the canary ReplicaSet keeps its replicas. "
+        "Ends Degraded (aborted) with a non-stable ReplicaSet still holding 2 replicas.",
         "pod_ready_seconds": 3,
         "analysis_templates": [_error_rate(interval="20s", count=2)],
         "metrics": {"error-rate": [0.3]},
-        "rollouts": [{
-            "name": "inventory", "namespace": "warehouse", "replicas": 4, "image": "argoproj/rollouts-demo:blue",
-            "strategy": _routed("inventory", [{"setWeight": 50}, _analysis("inventory"), {"pause": {}}],
-                                abortScaleDownDelaySeconds=0),
-        }],
-        "events": [{"at": 10, "set_image": {"rollout": "inventory", "image": "argoproj/rollouts-demo:orange"}}],
+        "rollouts": [
+            {
+                "name": "inventory",
+                "namespace": "warehouse",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed(
+                    "inventory",
+                    [{"setWeight": 50}, _analysis("inventory"), {"pause": {}}],
+                    abortScaleDownDelaySeconds=0,
+                ),
+            }
+        ],
+        "events": [
+            {"at": 10, "set_image": {"rollout": "inventory", "image": "argoproj/rollouts-demo:orange"}}
+        ],
     },
     {
         "name": "weight-fight",
         "description": "A second writer (Argo CD self-heal) keeps resetting the canary weight the rollouts "
-                       "controller set, every 5 s. Cycles: Paused at step 1/2 while status.canary.weights "
-                       "flips between 30 and 0, written alternately by rollouts-controller and argocd-controller.",
+        "controller set, every 5 s. Cycles: Paused at step 1/2 while status.canary.weights "
+        "flips between 30 and 0, written alternately by rollouts-controller and argocd-controller.",
         "pod_ready_seconds": 2,
-        "rollouts": [{
-            "name": "recommendations", "namespace": "ml", "replicas": 10,
-            "image": "argoproj/rollouts-demo:blue",
-            "strategy": _routed("recommendations", [{"setWeight": 30}, {"pause": {}}]),
-        }],
-        "events": [{"at": 5, "set_image": {"rollout": "recommendations",
-                                          "image": "argoproj/rollouts-demo:purple"}}],
-        "writers": [{"rollout": "recommendations", "every": 5, "manager": "argocd-controller",
-                     "status": {"canary": {"weights": {"canary": {"weight": 0}, "stable": {"weight": 100}}}}}],
+        "rollouts": [
+            {
+                "name": "recommendations",
+                "namespace": "ml",
+                "replicas": 10,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed("recommendations", [{"setWeight": 30}, {"pause": {}}]),
+            }
+        ],
+        "events": [
+            {"at": 5, "set_image": {"rollout": "recommendations", "image": "argoproj/rollouts-demo:purple"}}
+        ],
+        "writers": [
+            {
+                "rollout": "recommendations",
+                "every": 5,
+                "manager": "argocd-controller",
+                "status": {"canary": {"weights": {"canary": {"weight": 0}, "stable": {"weight": 100}}}},
+            }
+        ],
     },
     {
         "name": "blue-green",
         "description": "Blue-green with a preview service, a passing pre-promotion analysis and manual "
-                       "promotion: Paused (BlueGreenPause) with preview on the new hash until a user promotes "
-                       "at 120 s. Ends Healthy on revision 2 with activeSelector == stableRS == currentPodHash "
-                       "and the old ReplicaSet scaled to 0 after its 30 s scale-down delay.",
+        "promotion: Paused (BlueGreenPause) with preview on the new hash until a user promotes "
+        "at 120 s. Ends Healthy on revision 2 with activeSelector == stableRS == currentPodHash "
+        "and the old ReplicaSet scaled to 0 after its 30 s scale-down delay.",
         "pod_ready_seconds": 3,
         "analysis_templates": [_error_rate(interval="10s", count=2)],
         "metrics": {"error-rate": [0.01]},
-        "rollouts": [{
-            "name": "accounts", "namespace": "identity", "replicas": 3, "image": "argoproj/rollouts-demo:blue",
-            "strategy": {"blueGreen": {"activeService": "accounts", "previewService": "accounts-preview",
-                                       "autoPromotionEnabled": False,
-                                       "prePromotionAnalysis": {"templates": [{"templateName": "error-rate"}],
-                                                                "args": [{"name": "service-name",
-                                                                          "value": "accounts-preview"}]}}},
-        }],
+        "rollouts": [
+            {
+                "name": "accounts",
+                "namespace": "identity",
+                "replicas": 3,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "blueGreen": {
+                        "activeService": "accounts",
+                        "previewService": "accounts-preview",
+                        "autoPromotionEnabled": False,
+                        "prePromotionAnalysis": {
+                            "templates": [{"templateName": "error-rate"}],
+                            "args": [{"name": "service-name", "value": "accounts-preview"}],
+                        },
+                    }
+                },
+            }
+        ],
         "events": [
             {"at": 10, "set_image": {"rollout": "accounts", "image": "argoproj/rollouts-demo:green"}},
             {"at": 120, "action": {"rollout": "accounts", "name": "promote"}},
@@ -175,36 +299,48 @@ BUILTIN: list[Obj] = [
     {
         "name": "progress-deadline",
         "description": "The new image cannot be pulled, so the canary pods never become ready and nothing "
-                       "progresses for progressDeadlineSeconds (60). Ends Degraded with a Progressing "
-                       "condition ProgressDeadlineExceeded ('ReplicaSet \"...\" has timed out progressing.').",
+        "progresses for progressDeadlineSeconds (60). Ends Degraded with a Progressing "
+        "condition ProgressDeadlineExceeded ('ReplicaSet \"...\" has timed out progressing.').",
         "pod_ready_seconds": 3,
-        "rollouts": [{
-            "name": "orders", "namespace": "shop", "replicas": 5, "image": "argoproj/rollouts-demo:blue",
-            "spec": {"progressDeadlineSeconds": 60},
-            "unpullable_images": ["argoproj/rollouts-demo:does-not-exist"],
-            "strategy": {"canary": {"steps": [{"setWeight": 20}, {"pause": {}}, {"setWeight": 60}]}},
-        }],
-        "events": [{"at": 10, "set_image": {"rollout": "orders", "image": "argoproj/rollouts-demo:does-not-exist"}}],
+        "rollouts": [
+            {
+                "name": "orders",
+                "namespace": "shop",
+                "replicas": 5,
+                "image": "argoproj/rollouts-demo:blue",
+                "spec": {"progressDeadlineSeconds": 60},
+                "unpullable_images": ["argoproj/rollouts-demo:does-not-exist"],
+                "strategy": {"canary": {"steps": [{"setWeight": 20}, {"pause": {}}, {"setWeight": 60}]}},
+            }
+        ],
+        "events": [
+            {"at": 10, "set_image": {"rollout": "orders", "image": "argoproj/rollouts-demo:does-not-exist"}}
+        ],
     },
     {
         "name": "metrics-provider-down",
         "description": "The metrics provider is unreachable: every measurement is an Error, and after more "
-                       "than consecutiveErrorLimit (4) the AnalysisRun ends Error. Ends with the AnalysisRun "
-                       "phase Error and the rollout Degraded (aborted on the analysis error).",
+        "than consecutiveErrorLimit (4) the AnalysisRun ends Error. Ends with the AnalysisRun "
+        "phase Error and the rollout Degraded (aborted on the analysis error).",
         "pod_ready_seconds": 3,
         "analysis_templates": [_error_rate()],
         "metrics": {"error-rate": {"down": True}},
-        "rollouts": [{
-            "name": "catalog", "namespace": "shop", "replicas": 3, "image": "argoproj/rollouts-demo:blue",
-            "strategy": _routed("catalog", [{"setWeight": 34}, _analysis("catalog"), {"setWeight": 67}]),
-        }],
+        "rollouts": [
+            {
+                "name": "catalog",
+                "namespace": "shop",
+                "replicas": 3,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed("catalog", [{"setWeight": 34}, _analysis("catalog"), {"setWeight": 67}]),
+            }
+        ],
         "events": [{"at": 10, "set_image": {"rollout": "catalog", "image": "argoproj/rollouts-demo:green"}}],
     },
     {
         "name": "fleet",
         "description": "Many generated canaries (default 100 in 5 namespaces) with steady churn: a new image "
-                       "on a random rollout every second. Cycles: most rollouts Healthy, a changing few "
-                       "Progressing or Paused.",
+        "on a random rollout every second. Cycles: most rollouts Healthy, a changing few "
+        "Progressing or Paused.",
         "fleet": {"rollouts": 100, "namespaces": 5, "replicas": 1, "churn_per_second": 1},
     },
 ]

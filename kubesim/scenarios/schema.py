@@ -1,7 +1,8 @@
 """The scenario file format, its validation, and the parsed ``Scenario``.
 
 A scenario is a YAML (or JSON) mapping; the built-in ones are written in the same format. Every error names
-the file and the path of the offending field, e.g. ``web.yaml: rollouts[0].replicas: expected an integer >= 0``.
+the file and the path of the offending field, e.g. ``web.yaml: rollouts[0].replicas: expected an integer >=
+0``.
 
 Format (all times are simulated seconds since the scenario started)::
 
@@ -57,8 +58,17 @@ from kubesim.metrics import MetricsError, Series, parse_series
 
 Obj = dict[str, Any]
 
-ACTION_NAMES = ("promote", "promote-full", "skip-current-step", "abort", "retry", "pause", "resume", "restart",
-                "undo")
+ACTION_NAMES = (
+    "promote",
+    "promote-full",
+    "skip-current-step",
+    "abort",
+    "retry",
+    "pause",
+    "resume",
+    "restart",
+    "undo",
+)
 FAULT_NAMES = ("drop_watches", "expire_next_watch", "hang", "fail", "restart")
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -148,8 +158,9 @@ class _Checker:
             raise self.fail(path, f"expected a mapping, got {type(value).__name__}")
         unknown = sorted(set(value) - allowed)
         if unknown:
-            raise self.fail(path, f"unknown key(s) {', '.join(map(str, unknown))}; "
-                                  f"allowed: {', '.join(sorted(allowed))}")
+            raise self.fail(
+                path, f"unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(allowed))}"
+            )
         missing = sorted(required - set(value))
         if missing:
             raise self.fail(path, f"missing required key(s) {', '.join(missing)}")
@@ -198,8 +209,20 @@ def _check_strategy(c: _Checker, strategy: Any, path: str) -> Obj:
             raise c.fail(f"{path}.canary", "expected a mapping")
         for i, step in enumerate(c.items(canary.get("steps"), f"{path}.canary.steps")):
             spath = f"{path}.canary.steps[{i}]"
-            step = c.mapping(step, spath, {"setWeight", "pause", "analysis", "experiment", "setCanaryScale",
-                                           "setHeaderRoute", "setMirrorRoute", "plugin"})
+            step = c.mapping(
+                step,
+                spath,
+                {
+                    "setWeight",
+                    "pause",
+                    "analysis",
+                    "experiment",
+                    "setCanaryScale",
+                    "setHeaderRoute",
+                    "setMirrorRoute",
+                    "plugin",
+                },
+            )
             if len(step) != 1:
                 raise c.fail(spath, "a step has exactly one of setWeight, pause, analysis, experiment, ...")
             if "setWeight" in step:
@@ -209,15 +232,34 @@ def _check_strategy(c: _Checker, strategy: Any, path: str) -> Obj:
             if "pause" in step and step["pause"] is not None:
                 c.mapping(step["pause"], f"{spath}.pause", {"duration"})
             if "analysis" in step:
-                c.mapping(step["analysis"], f"{spath}.analysis", {"templates", "args", "dryRun",
-                                                                  "measurementRetention", "analysisRunMetadata"},
-                          {"templates"})
+                c.mapping(
+                    step["analysis"],
+                    f"{spath}.analysis",
+                    {"templates", "args", "dryRun", "measurementRetention", "analysisRunMetadata"},
+                    {"templates"},
+                )
     else:
-        bg = c.mapping(strategy["blueGreen"], f"{path}.blueGreen", {
-            "activeService", "previewService", "autoPromotionEnabled", "autoPromotionSeconds",
-            "prePromotionAnalysis", "postPromotionAnalysis", "scaleDownDelaySeconds", "previewReplicaCount",
-            "abortScaleDownDelaySeconds", "previewMetadata", "activeMetadata", "antiAffinity",
-            "scaleDownDelayRevisionLimit", "maxUnavailable"}, {"activeService"})
+        bg = c.mapping(
+            strategy["blueGreen"],
+            f"{path}.blueGreen",
+            {
+                "activeService",
+                "previewService",
+                "autoPromotionEnabled",
+                "autoPromotionSeconds",
+                "prePromotionAnalysis",
+                "postPromotionAnalysis",
+                "scaleDownDelaySeconds",
+                "previewReplicaCount",
+                "abortScaleDownDelaySeconds",
+                "previewMetadata",
+                "activeMetadata",
+                "antiAffinity",
+                "scaleDownDelayRevisionLimit",
+                "maxUnavailable",
+            },
+            {"activeService"},
+        )
         if bg.get("previewService") == bg["activeService"]:
             raise c.fail(f"{path}.blueGreen.previewService", "must differ from activeService")
     return strategy
@@ -225,8 +267,23 @@ def _check_strategy(c: _Checker, strategy: Any, path: str) -> Obj:
 
 def parse_scenario(data: Any, source: str) -> Scenario:
     c = _Checker(source)
-    top = c.mapping(data, "", {"name", "description", "pod_ready_seconds", "analysis_templates", "metrics",
-                               "rollouts", "applications", "events", "writers", "fleet"}, {"name", "description"})
+    top = c.mapping(
+        data,
+        "",
+        {
+            "name",
+            "description",
+            "pod_ready_seconds",
+            "analysis_templates",
+            "metrics",
+            "rollouts",
+            "applications",
+            "events",
+            "writers",
+            "fleet",
+        },
+        {"name", "description"},
+    )
     name = c.name(top["name"], "name")
     description = c.string(top["description"], "description")
     ready = c.number(top.get("pod_ready_seconds", 2), "pod_ready_seconds")
@@ -245,9 +302,22 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     seen: set[tuple[str, str]] = set()
     for i, item in enumerate(c.items(top.get("rollouts"), "rollouts")):
         path = f"rollouts[{i}]"
-        item = c.mapping(item, path, {"name", "namespace", "replicas", "image", "strategy", "spec",
-                                      "pod_ready_seconds", "unpullable_images", "labels"},
-                         {"name", "image", "strategy"})
+        item = c.mapping(
+            item,
+            path,
+            {
+                "name",
+                "namespace",
+                "replicas",
+                "image",
+                "strategy",
+                "spec",
+                "pod_ready_seconds",
+                "unpullable_images",
+                "labels",
+            },
+            {"name", "image", "strategy"},
+        )
         rname = c.name(item["name"], f"{path}.name")
         ns = c.name(item.get("namespace", "default"), f"{path}.namespace")
         if (ns, rname) in seen:
@@ -257,14 +327,21 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         if not isinstance(extra, dict):
             raise c.fail(f"{path}.spec", "expected a mapping of Rollout spec fields")
         unpullable = c.items(item.get("unpullable_images"), f"{path}.unpullable_images")
-        rollouts.append(RolloutDef(
-            name=rname, namespace=ns, replicas=c.integer(item.get("replicas", 3), f"{path}.replicas"),
-            image=c.string(item["image"], f"{path}.image"),
-            strategy=_check_strategy(c, item["strategy"], f"{path}.strategy"), spec=extra,
-            pod_ready_seconds=c.number(item.get("pod_ready_seconds", ready), f"{path}.pod_ready_seconds"),
-            unpullable_images=[c.string(u, f"{path}.unpullable_images[{j}]") for j, u in enumerate(unpullable)],
-            labels=c.mapping(item.get("labels") or {}, f"{path}.labels", set(item.get("labels") or {})),
-        ))
+        rollouts.append(
+            RolloutDef(
+                name=rname,
+                namespace=ns,
+                replicas=c.integer(item.get("replicas", 3), f"{path}.replicas"),
+                image=c.string(item["image"], f"{path}.image"),
+                strategy=_check_strategy(c, item["strategy"], f"{path}.strategy"),
+                spec=extra,
+                pod_ready_seconds=c.number(item.get("pod_ready_seconds", ready), f"{path}.pod_ready_seconds"),
+                unpullable_images=[
+                    c.string(u, f"{path}.unpullable_images[{j}]") for j, u in enumerate(unpullable)
+                ],
+                labels=c.mapping(item.get("labels") or {}, f"{path}.labels", set(item.get("labels") or {})),
+            )
+        )
     by_name = {r.name: r for r in rollouts}
 
     templates: list[Obj] = []
@@ -272,38 +349,75 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     for i, item in enumerate(c.items(top.get("analysis_templates"), "analysis_templates")):
         path = f"analysis_templates[{i}]"
         item = c.mapping(item, path, {"name", "namespace", "spec"}, {"name", "spec"})
-        spec = c.mapping(item["spec"], f"{path}.spec", {"metrics", "args", "dryRun", "measurementRetention"},
-                         {"metrics"})
+        spec = c.mapping(
+            item["spec"], f"{path}.spec", {"metrics", "args", "dryRun", "measurementRetention"}, {"metrics"}
+        )
         for j, metric in enumerate(c.items(spec["metrics"], f"{path}.spec.metrics")):
-            c.mapping(metric, f"{path}.spec.metrics[{j}]", set(metric) if isinstance(metric, dict) else set(),
-                      {"name", "provider"})
-        templates.append({"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisTemplate",
-                          "metadata": {"name": c.name(item["name"], f"{path}.name"),
-                                       "namespace": c.name(item.get("namespace", default_ns), f"{path}.namespace")},
-                          "spec": spec})
+            c.mapping(
+                metric,
+                f"{path}.spec.metrics[{j}]",
+                set(metric) if isinstance(metric, dict) else set(),
+                {"name", "provider"},
+            )
+        templates.append(
+            {
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "AnalysisTemplate",
+                "metadata": {
+                    "name": c.name(item["name"], f"{path}.name"),
+                    "namespace": c.name(item.get("namespace", default_ns), f"{path}.namespace"),
+                },
+                "spec": spec,
+            }
+        )
 
     apps: list[AppDef] = []
     for i, item in enumerate(c.items(top.get("applications"), "applications")):
         path = f"applications[{i}]"
-        item = c.mapping(item, path, {"name", "rollout", "values", "inline_values", "checkout_lag_seconds",
-                                      "self_heal", "hooks", "repo_url", "path", "values_file"},
-                         {"name", "rollout"})
+        item = c.mapping(
+            item,
+            path,
+            {
+                "name",
+                "rollout",
+                "values",
+                "inline_values",
+                "checkout_lag_seconds",
+                "self_heal",
+                "hooks",
+                "repo_url",
+                "path",
+                "values_file",
+            },
+            {"name", "rollout"},
+        )
         target = by_name.get(item["rollout"])
         if target is None:
             raise c.fail(f"{path}.rollout", f"no rollout named {item['rollout']!r} in this scenario")
-        apps.append(AppDef(
-            name=c.name(item["name"], f"{path}.name"), rollout=target.name, namespace=target.namespace,
-            values=c.mapping(item.get("values") or {}, f"{path}.values", set(item.get("values") or {})),
-            inline_values=c.mapping(item.get("inline_values") or {}, f"{path}.inline_values",
-                                    set(item.get("inline_values") or {})),
-            checkout_lag_seconds=c.number(item.get("checkout_lag_seconds", 0), f"{path}.checkout_lag_seconds"),
-            self_heal=c.boolean(item.get("self_heal", True), f"{path}.self_heal"),
-            hooks=c.boolean(item.get("hooks", False), f"{path}.hooks"),
-            repo_url=c.string(item.get("repo_url", f"https://git.example.com/platform/{item['name']}-deploy.git"),
-                              f"{path}.repo_url"),
-            path=c.string(item.get("path", f"charts/{target.name}"), f"{path}.path"),
-            values_file=c.string(item.get("values_file", "values.yaml"), f"{path}.values_file"),
-        ))
+        apps.append(
+            AppDef(
+                name=c.name(item["name"], f"{path}.name"),
+                rollout=target.name,
+                namespace=target.namespace,
+                values=c.mapping(item.get("values") or {}, f"{path}.values", set(item.get("values") or {})),
+                inline_values=c.mapping(
+                    item.get("inline_values") or {},
+                    f"{path}.inline_values",
+                    set(item.get("inline_values") or {}),
+                ),
+                checkout_lag_seconds=c.number(
+                    item.get("checkout_lag_seconds", 0), f"{path}.checkout_lag_seconds"
+                ),
+                self_heal=c.boolean(item.get("self_heal", True), f"{path}.self_heal"),
+                hooks=c.boolean(item.get("hooks", False), f"{path}.hooks"),
+                repo_url=c.string(
+                    item.get("repo_url", f"https://git.example.com/platform/{item['name']}-deploy.git"),
+                    f"{path}.repo_url",
+                ),
+                path=c.string(item.get("path", f"charts/{target.name}"), f"{path}.path"),
+                values_file=c.string(item.get("values_file", "values.yaml"), f"{path}.values_file"),
+            )
+        )
     app_names = {a.name for a in apps}
 
     events: list[Event] = []
@@ -315,22 +429,35 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         if len(present) != 1:
             raise c.fail(path, "an event has exactly one of set_image, commit, action, fault")
         kind = present[0]
-        params = c.mapping(item[kind], f"{path}.{kind}", set(item[kind]) if isinstance(item[kind], dict) else set())
-        if kind in ("set_image", "action"):
-            if params.get("rollout") not in by_name:
-                raise c.fail(f"{path}.{kind}.rollout", f"no rollout named {params.get('rollout')!r} in this scenario")
+        params = c.mapping(
+            item[kind], f"{path}.{kind}", set(item[kind]) if isinstance(item[kind], dict) else set()
+        )
+        if kind in ("set_image", "action") and params.get("rollout") not in by_name:
+            raise c.fail(
+                f"{path}.{kind}.rollout", f"no rollout named {params.get('rollout')!r} in this scenario"
+            )
         if kind == "set_image" and not (params.get("image") or params.get("images")):
             raise c.fail(f"{path}.set_image", "give image or images")
         if kind == "action" and params.get("name") not in ACTION_NAMES:
-            raise c.fail(f"{path}.action.name", f"expected one of {', '.join(ACTION_NAMES)}, got {params.get('name')!r}")
+            raise c.fail(
+                f"{path}.action.name",
+                f"expected one of {', '.join(ACTION_NAMES)}, got {params.get('name')!r}",
+            )
         if kind == "commit" and params.get("app") not in app_names:
             raise c.fail(f"{path}.commit.app", f"no application named {params.get('app')!r} in this scenario")
         if kind == "fault" and params.get("name") not in FAULT_NAMES:
-            raise c.fail(f"{path}.fault.name", f"expected one of {', '.join(FAULT_NAMES)}, got {params.get('name')!r}")
+            raise c.fail(
+                f"{path}.fault.name", f"expected one of {', '.join(FAULT_NAMES)}, got {params.get('name')!r}"
+            )
         every = item.get("every")
-        events.append(Event(at=c.number(item["at"], f"{path}.at"),
-                            every=None if every is None else c.number(every, f"{path}.every", 1e-3),
-                            kind=kind, params=params))
+        events.append(
+            Event(
+                at=c.number(item["at"], f"{path}.at"),
+                every=None if every is None else c.number(every, f"{path}.every", 1e-3),
+                kind=kind,
+                params=params,
+            )
+        )
 
     writers: list[Writer] = []
     for i, item in enumerate(c.items(top.get("writers"), "writers")):
@@ -340,19 +467,39 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         if target is None:
             raise c.fail(f"{path}.rollout", f"no rollout named {item['rollout']!r} in this scenario")
         if ("status" in item) == ("spec" in item):
-            raise c.fail(path, "give exactly one of status or spec (the merge patch the writer keeps applying)")
-        writers.append(Writer(rollout=target.name, namespace=target.namespace,
-                              every=c.number(item["every"], f"{path}.every", 0.1),
-                              manager=c.string(item.get("manager", "argocd-controller"), f"{path}.manager"),
-                              status=item.get("status"), spec=item.get("spec")))
+            raise c.fail(
+                path, "give exactly one of status or spec (the merge patch the writer keeps applying)"
+            )
+        writers.append(
+            Writer(
+                rollout=target.name,
+                namespace=target.namespace,
+                every=c.number(item["every"], f"{path}.every", 0.1),
+                manager=c.string(item.get("manager", "argocd-controller"), f"{path}.manager"),
+                status=item.get("status"),
+                spec=item.get("spec"),
+            )
+        )
 
     fleet = None
     if top.get("fleet") is not None:
         f = c.mapping(top["fleet"], "fleet", {"rollouts", "namespaces", "replicas", "churn_per_second"})
-        fleet = Fleet(rollouts=c.integer(f.get("rollouts", 100), "fleet.rollouts", 1),
-                      namespaces=c.integer(f.get("namespaces", 5), "fleet.namespaces", 1),
-                      replicas=c.integer(f.get("replicas", 1), "fleet.replicas", 1),
-                      churn_per_second=c.number(f.get("churn_per_second", 1), "fleet.churn_per_second"))
-    return Scenario(name=name, description=description, pod_ready_seconds=ready, analysis_templates=templates,
-                    metrics=metrics, rollouts=rollouts, applications=apps, events=events, writers=writers,
-                    fleet=fleet, source=source)
+        fleet = Fleet(
+            rollouts=c.integer(f.get("rollouts", 100), "fleet.rollouts", 1),
+            namespaces=c.integer(f.get("namespaces", 5), "fleet.namespaces", 1),
+            replicas=c.integer(f.get("replicas", 1), "fleet.replicas", 1),
+            churn_per_second=c.number(f.get("churn_per_second", 1), "fleet.churn_per_second"),
+        )
+    return Scenario(
+        name=name,
+        description=description,
+        pod_ready_seconds=ready,
+        analysis_templates=templates,
+        metrics=metrics,
+        rollouts=rollouts,
+        applications=apps,
+        events=events,
+        writers=writers,
+        fleet=fleet,
+        source=source,
+    )

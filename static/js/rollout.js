@@ -12,7 +12,7 @@
     var phase = el("span", { "class": "pair", "data-badge": "phase", title: "The rollout's own phase (Argo Rollouts)" },
       el("span", { "class": "k", text: "Rollout" }), el("span", null, icon(h.icon), el("span", { "data-field": "status", text: h.status })));
     var argo = el("span", { "class": "pair", "data-badge": "argocd", title: "Health as Argo CD reports it" },
-      el("span", { "class": "k", text: "Argo CD" }),
+      el("span", { "class": "k", text: h.argocd.source === "computed" ? "Argo CD (computed)" : "Argo CD" }),
       el("span", null, icon(h.argocd.observed ? h.argocd.icon : "unknown"), el("span", { text: h.argocd.health })),
       h.argocd.sync ? el("span", { text: h.argocd.sync }) : null);
     var parts = [phase, argo];
@@ -27,7 +27,7 @@
     function item(label, value, field) {
       return el("span", null, label + " ", el("b", { "data-field": field || null, text: value }));
     }
-    var out = [item("Strategy", h.strategy + (h.trafficRouter ? " · " + h.trafficRouter + " traffic routing" : ""))];
+    var out = [item("Strategy", h.strategy + (h.trafficRouter ? " · " + h.trafficRouter : ""))];
     if (h.step) out.push(item("Step", h.step, "step"));
     if (h.strategy === "Canary") {
       out.push(item("Weight", pct(h.setWeight) + " desired", "setWeight"));

@@ -114,13 +114,13 @@ def test_every_asserted_upstream_value_holds(
         # The patch itself is the action service's; the model must pick the right ReplicaSet.
         if "template_from_rs" in want:
             target = want["template_from_rs"]
-            revisions = sorted({rs.revision for rs in view.replica_sets}, reverse=True)
+            rs_revisions = sorted({rs.revision for rs in view.replica_sets}, reverse=True)
             to_revision = re.search(r"--to-revision=(\d+)", what)
             if to_revision:
                 wanted = int(to_revision.group(1))
                 assert [rs.name for rs in view.replica_sets if rs.revision == wanted] == [target]
             else:
-                assert [rs.name for rs in view.replica_sets if rs.revision == revisions[1]] == [target]
+                assert [rs.name for rs in view.replica_sets if rs.revision == rs_revisions[1]] == [target]
         elif "unable to find" in want.get("stderr", ""):
             assert not [rs for rs in view.replica_sets if rs.revision == 1]
         elif "skipped rollback" in want.get("stdout", ""):

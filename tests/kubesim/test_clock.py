@@ -32,10 +32,20 @@ def test_the_real_clock_gives_utc_now() -> None:
     assert abs((Clock().now() - datetime.now(UTC)).total_seconds()) < 1
 
 
-@pytest.mark.parametrize(("value", "seconds"), [
-    (30, 30.0), ("45", 45.0), ("1m30s", 90.0), ("1h", 3600.0), ("500ms", 0.5), ("bogus", None), ("10", 10.0),
-    ("5x", None), (True, None),
-])
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (30, 30.0),
+        ("45", 45.0),
+        ("1m30s", 90.0),
+        ("1h", 3600.0),
+        ("500ms", 0.5),
+        ("bogus", None),
+        ("10", 10.0),
+        ("5x", None),
+        (True, None),
+    ],
+)
 def test_argo_duration_strings_parse_like_duration_seconds(value: object, seconds: float | None) -> None:
     assert parse_duration(value) == seconds
 

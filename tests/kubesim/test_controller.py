@@ -26,7 +26,9 @@ def test_user_abort_then_retry_restarts_the_canary_at_step_zero() -> None:
     actions.abort(store, "ml", "recommendations")
     sim.advance(1)
     st = rollout(store, "ml", "recommendations")["status"]
-    assert st["phase"] == "Degraded" and st["message"] == "RolloutAborted: Rollout aborted update to revision 2"
+    assert (
+        st["phase"] == "Degraded" and st["message"] == "RolloutAborted: Rollout aborted update to revision 2"
+    )
     assert "pauseConditions" not in st
     actions.retry(store, "ml", "recommendations")
     sim.advance(1)
@@ -70,8 +72,11 @@ def test_manual_pause_holds_the_rollout_until_promote() -> None:
 def test_undo_returns_to_the_previous_template_with_a_new_revision() -> None:
     sim, store, _ = start("healthy-canary")
     sim.advance(400)
-    first = next(r for r in replica_sets(store, "shop")
-                 if r["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "1")
+    first = next(
+        r
+        for r in replica_sets(store, "shop")
+        if r["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "1"
+    )
     assert actions.undo(store, "shop", "checkout") == "rolled back"
     sim.advance(5)
     ro = rollout(store, "shop", "checkout")
@@ -101,7 +106,10 @@ def test_pod_template_hash_uses_the_safe_alphabet_and_ignores_the_hash_label() -
     template = {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "a", "image": "x:1"}]}}
     value = pod_template_hash(template)
     assert 8 <= len(value) <= 10 and set(value) <= set("bcdfghjklmnpqrstvwxz2456789")
-    labelled = {"metadata": {"labels": {"app": "a", "rollouts-pod-template-hash": value}}, "spec": template["spec"]}
+    labelled = {
+        "metadata": {"labels": {"app": "a", "rollouts-pod-template-hash": value}},
+        "spec": template["spec"],
+    }
     assert pod_template_hash(labelled) == value
     assert pod_template_hash(template, 1) != value
 

@@ -40,11 +40,16 @@ def test_inline_values_apply_at_once_and_the_values_file_after_the_checkout_lag(
 
 def test_a_paused_rollout_is_suspended_and_an_aborted_one_degraded() -> None:
     base = {"metadata": {"generation": 2}, "status": {"observedGeneration": "2"}}
-    assert rollout_health({**base, "status": {**base["status"], "phase": "Paused",
-                                              "message": "CanaryPauseStep"}}) == ("Suspended", "CanaryPauseStep")
-    assert rollout_health({**base, "status": {**base["status"], "phase": "Degraded", "message": "x"}})[0] == "Degraded"
-    assert rollout_health({"metadata": {"generation": 3}, "status": {"observedGeneration": "2", "phase": "Healthy"}}) \
-        == ("Progressing", "Waiting for rollout spec update to be observed")
+    assert rollout_health(
+        {**base, "status": {**base["status"], "phase": "Paused", "message": "CanaryPauseStep"}}
+    ) == ("Suspended", "CanaryPauseStep")
+    assert (
+        rollout_health({**base, "status": {**base["status"], "phase": "Degraded", "message": "x"}})[0]
+        == "Degraded"
+    )
+    assert rollout_health(
+        {"metadata": {"generation": 3}, "status": {"observedGeneration": "2", "phase": "Healthy"}}
+    ) == ("Progressing", "Waiting for rollout spec update to be observed")
     assert rollout_health(None)[0] == "Missing"
 
 

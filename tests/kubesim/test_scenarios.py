@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,18 @@ from tests.kubesim._simhelp import condition, replica_sets, rollout, runs, start
 
 def test_every_builtin_scenario_documents_an_end_state() -> None:
     names = [n for n, _ in list_scenarios()]
-    assert names == ["healthy-canary", "failed-analysis-abort", "rerender-race", "paused-reads-degraded",
-                     "orphaned-canary", "weight-fight", "blue-green", "progress-deadline",
-                     "metrics-provider-down", "fleet"]
+    assert names == [
+        "healthy-canary",
+        "failed-analysis-abort",
+        "rerender-race",
+        "paused-reads-degraded",
+        "orphaned-canary",
+        "weight-fight",
+        "blue-green",
+        "progress-deadline",
+        "metrics-provider-down",
+        "fleet",
+    ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
 
@@ -29,8 +39,11 @@ def test_healthy_canary_ends_healthy_on_revision_two_with_successful_analyses() 
     assert ro["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
     assert st["currentStepIndex"] == 6
     assert [r["status"]["phase"] for r in runs(store, "shop")] == ["Successful", "Successful"]
-    assert st["canary"]["weights"]["stable"] == {"weight": 100, "serviceName": "checkout-stable",
-                                                 "podTemplateHash": st["currentPodHash"]}
+    assert st["canary"]["weights"]["stable"] == {
+        "weight": 100,
+        "serviceName": "checkout-stable",
+        "podTemplateHash": st["currentPodHash"],
+    }
     assert condition(ro, "Healthy")["status"] == "True"
     assert condition(ro, "Completed")["status"] == "True"
 
@@ -39,13 +52,18 @@ def test_healthy_canary_names_and_labels_children_the_upstream_way() -> None:
     sim, store, _ = start("healthy-canary")
     sim.advance(400)
     st = rollout(store, "shop", "checkout")["status"]
-    rs = next(r for r in replica_sets(store, "shop") if r["metadata"]["name"] == f"checkout-{st['currentPodHash']}")
+    rs = next(
+        r for r in replica_sets(store, "shop") if r["metadata"]["name"] == f"checkout-{st['currentPodHash']}"
+    )
     assert rs["metadata"]["labels"]["rollouts-pod-template-hash"] == st["currentPodHash"]
     assert rs["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
     run = runs(store, "shop")[0]
     assert run["metadata"]["name"] == f"checkout-{st['currentPodHash']}-2-2"
-    assert run["metadata"]["labels"] == {"rollouts-pod-template-hash": st["currentPodHash"],
-                                         "rollout-type": "Step", "step-index": "2"}
+    assert run["metadata"]["labels"] == {
+        "rollouts-pod-template-hash": st["currentPodHash"],
+        "rollout-type": "Step",
+        "step-index": "2",
+    }
     assert run["status"]["metricResults"][0]["measurements"][0]["value"] == "[0.01]"
     pods = store.list("pods", "shop", label_selector=f"rollouts-pod-template-hash={st['currentPodHash']}")[0]
     assert len(pods) == 5 and all(p["status"]["phase"] == "Running" for p in pods)
@@ -57,9 +75,13 @@ def test_failed_analysis_abort_ends_degraded_with_abort_true() -> None:
     ro = rollout(store, "billing", "payments")
     st = ro["status"]
     assert st["phase"] == "Degraded" and st["abort"] is True and "abortedAt" in st
-    assert st["message"].startswith("RolloutAborted: Rollout aborted update to revision 2: "
-                                    "Step-based analysis phase error/failed: Metric \"error-rate\" assessed Failed")
-    by_hash = {r["metadata"]["labels"]["rollouts-pod-template-hash"]: r for r in replica_sets(store, "billing")}
+    assert st["message"].startswith(
+        "RolloutAborted: Rollout aborted update to revision 2: "
+        'Step-based analysis phase error/failed: Metric "error-rate" assessed Failed'
+    )
+    by_hash = {
+        r["metadata"]["labels"]["rollouts-pod-template-hash"]: r for r in replica_sets(store, "billing")
+    }
     assert by_hash[st["currentPodHash"]]["spec"]["replicas"] == 0
     assert by_hash[st["stableRS"]]["status"]["availableReplicas"] == 4
 
@@ -67,9 +89,13 @@ def test_failed_analysis_abort_ends_degraded_with_abort_true() -> None:
 def test_rerender_race_changes_the_hash_and_resets_the_step() -> None:
     sim, store, _ = start("rerender-race")
     history: list[tuple[str, int]] = []
-    store.subscribe(lambda t, res, o: history.append((o["status"].get("currentPodHash", ""),
-                                                      o["status"].get("currentStepIndex", 0)))
-                    if res == "argoproj.io/rollouts" and o.get("status") else None)
+    store.subscribe(
+        lambda t, res, o: (
+            history.append((o["status"].get("currentPodHash", ""), o["status"].get("currentStepIndex", 0)))
+            if res == "argoproj.io/rollouts" and o.get("status")
+            else None
+        )
+    )
     sim.advance(300)
     ro = rollout(store, "web", "frontend")
     st = ro["status"]
@@ -83,7 +109,9 @@ def test_rerender_race_changes_the_hash_and_resets_the_step() -> None:
     rs = {r["metadata"]["annotations"]["rollout.argoproj.io/revision"]: r for r in replica_sets(store, "web")}
     t2, t3 = rs["2"]["spec"]["template"], rs["3"]["spec"]["template"]
     assert t2["spec"] == t3["spec"]
-    assert t2["metadata"]["annotations"]["checksum/config"] != t3["metadata"]["annotations"]["checksum/config"]
+    assert (
+        t2["metadata"]["annotations"]["checksum/config"] != t3["metadata"]["annotations"]["checksum/config"]
+    )
     app = store.get("argoproj.io/applications", "argocd", "frontend")
     deployed = app["status"]["history"]
     assert len(deployed) == 3 and deployed[1]["revision"] != deployed[2]["revision"]
@@ -106,8 +134,11 @@ def test_orphaned_canary_keeps_replicas_after_the_abort() -> None:
     st = rollout(store, "warehouse", "inventory")["status"]
     assert st["phase"] == "Degraded" and st["abort"] is True
     assert st["canary"]["weights"]["canary"]["weight"] == 0
-    orphans = [r for r in replica_sets(store, "warehouse")
-               if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["stableRS"] and r["spec"]["replicas"]]
+    orphans = [
+        r
+        for r in replica_sets(store, "warehouse")
+        if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["stableRS"] and r["spec"]["replicas"]
+    ]
     assert [r["spec"]["replicas"] for r in orphans] == [2]
 
 
@@ -124,7 +155,7 @@ def test_weight_fight_flips_the_weight_between_two_writers() -> None:
 
     store.subscribe(watch)
     sim.advance(120)
-    flips = sum(1 for a, b in zip(seen, seen[1:], strict=False) if a != b)
+    flips = sum(1 for a, b in itertools.pairwise(seen) if a != b)
     assert flips >= 10 and set(seen) >= {0, 30}
     ro = rollout(store, "ml", "recommendations")
     assert ro["status"]["phase"] == "Paused"
@@ -142,8 +173,11 @@ def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
     st = rollout(store, "identity", "accounts")["status"]
     assert st["phase"] == "Healthy"
     assert st["blueGreen"]["activeSelector"] == st["stableRS"] == st["currentPodHash"]
-    old = [r for r in replica_sets(store, "identity")
-           if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["stableRS"]]
+    old = [
+        r
+        for r in replica_sets(store, "identity")
+        if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["stableRS"]
+    ]
     assert [r["spec"]["replicas"] for r in old] == [0]
     svc = store.get("services", "identity", "accounts")
     assert svc["spec"]["selector"]["rollouts-pod-template-hash"] == st["stableRS"]
@@ -153,8 +187,11 @@ def test_blue_green_old_replica_set_carries_a_scale_down_deadline_first() -> Non
     sim, store, _ = start("blue-green")
     sim.advance(125)
     st = rollout(store, "identity", "accounts")["status"]
-    old = next(r for r in replica_sets(store, "identity")
-               if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["currentPodHash"])
+    old = next(
+        r
+        for r in replica_sets(store, "identity")
+        if r["metadata"]["labels"]["rollouts-pod-template-hash"] != st["currentPodHash"]
+    )
     assert old["spec"]["replicas"] == 3 and "scale-down-deadline" in old["metadata"]["annotations"]
 
 
@@ -165,9 +202,13 @@ def test_progress_deadline_ends_degraded_with_progress_deadline_exceeded() -> No
     cond = condition(ro, "Progressing")
     assert cond["reason"] == "ProgressDeadlineExceeded" and cond["status"] == "False"
     assert ro["status"]["phase"] == "Degraded"
-    assert ro["status"]["message"] == (f'ProgressDeadlineExceeded: ReplicaSet "orders-'
-                                       f'{ro["status"]["currentPodHash"]}" has timed out progressing.')
-    pod = store.list("pods", "shop", label_selector=f"rollouts-pod-template-hash={ro['status']['currentPodHash']}")
+    assert ro["status"]["message"] == (
+        f'ProgressDeadlineExceeded: ReplicaSet "orders-'
+        f'{ro["status"]["currentPodHash"]}" has timed out progressing.'
+    )
+    pod = store.list(
+        "pods", "shop", label_selector=f"rollouts-pod-template-hash={ro['status']['currentPodHash']}"
+    )
     assert pod[0][0]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
 
 
@@ -198,11 +239,18 @@ def test_the_same_seed_gives_the_same_objects() -> None:
         sim, store, _ = start("failed-analysis-abort", seed=7)
         sim.advance(120)
         return sorted(p["metadata"]["name"] for p in store.list("pods")[0])
+
     assert snapshot() == snapshot()
 
 
 def test_a_scenario_file_in_the_documented_format_loads(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parents[2] / "kubesim" / "scenarios" / "examples" / "canary-with-analysis.yaml"
+    example = (
+        Path(__file__).resolve().parents[2]
+        / "kubesim"
+        / "scenarios"
+        / "examples"
+        / "canary-with-analysis.yaml"
+    )
     scenario = load_scenario(str(example))
     assert scenario.rollouts[0].name == "demo"
     sim, store, _ = start(str(example))
@@ -210,19 +258,30 @@ def test_a_scenario_file_in_the_documented_format_loads(tmp_path: Path) -> None:
     assert rollout(store, "demo", "demo")["status"]["phase"] == "Healthy"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("name: x\n", "missing required key(s) description"),
-    ("name: Bad_Name\ndescription: d\n", "name: expected a lowercase DNS-1123 name"),
-    ("name: x\ndescription: d\nrollouts: [{name: a, image: i, strategy: {canary: {}}, replicas: -1}]\n",
-     "rollouts[0].replicas: expected an integer >= 0"),
-    ("name: x\ndescription: d\nrollouts: [{name: a, image: i, strategy: {canary: {steps: [{setWeight: 140}]}}}]\n",
-     "rollouts[0].strategy.canary.steps[0].setWeight: expected 0..100"),
-    ("name: x\ndescription: d\nevents: [{at: 1, action: {rollout: nope, name: promote}}]\n",
-     "events[0].action.rollout: no rollout named 'nope'"),
-    ("name: x\ndescription: d\nmetrics: {m: [a]}\n", "metrics.m.values: expected a list of numbers"),
-    ("name: x\ndescription: d\nbogus: 1\n", "unknown key(s) bogus"),
-    ("name: [\n", "not valid YAML (line"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\n", "missing required key(s) description"),
+        ("name: Bad_Name\ndescription: d\n", "name: expected a lowercase DNS-1123 name"),
+        (
+            "name: x\ndescription: d\n"
+            "rollouts: [{name: a, image: i, strategy: {canary: {}}, replicas: -1}]\n",
+            "rollouts[0].replicas: expected an integer >= 0",
+        ),
+        (
+            "name: x\ndescription: d\n"
+            "rollouts: [{name: a, image: i, strategy: {canary: {steps: [{setWeight: 140}]}}}]\n",
+            "rollouts[0].strategy.canary.steps[0].setWeight: expected 0..100",
+        ),
+        (
+            "name: x\ndescription: d\nevents: [{at: 1, action: {rollout: nope, name: promote}}]\n",
+            "events[0].action.rollout: no rollout named 'nope'",
+        ),
+        ("name: x\ndescription: d\nmetrics: {m: [a]}\n", "metrics.m.values: expected a list of numbers"),
+        ("name: x\ndescription: d\nbogus: 1\n", "unknown key(s) bogus"),
+        ("name: [\n", "not valid YAML (line"),
+    ],
+)
 def test_bad_scenario_files_get_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(text)
@@ -232,5 +291,5 @@ def test_bad_scenario_files_get_a_clear_error(tmp_path: Path, text: str, message
 
 
 def test_an_unknown_scenario_name_lists_the_builtin_ones() -> None:
-    with pytest.raises(ScenarioError, match="unknown scenario 'nope'.*healthy-canary"):
+    with pytest.raises(ScenarioError, match=r"unknown scenario 'nope'.*healthy-canary"):
         load_scenarios(["nope"])

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dashboard.kube.recording import RecordedEvent, RecordingError, read_recording
+from dashboard.kube.recording import RecordingError, read_recording
 from dashboard.kube.service import history_recorder, live_bus
 from dashboard.kube.watcher import PipelineSettings, Watcher
 from dashboard.live.lease import MemoryLease
@@ -62,11 +62,6 @@ class Command(BaseCommand):
                     recorder=recorder,
                     settings=PipelineSettings(min_publish_interval=0.0),
                 )
-            count += await watcher.replay(_events(group), speed=speed)
+            count += await watcher.replay(group, speed=speed)
         return count
 
-
-def _events(group: Any) -> Any:
-    event: RecordedEvent
-    for event in group:
-        yield event

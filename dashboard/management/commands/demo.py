@@ -1,0 +1,78 @@
+"""``manage.py demo``: the one-command first look (see ``dashboard.demo``)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from dashboard.demo import DEFAULT_SCENARIOS, DemoError, DemoOptions, check_scenarios, demo_login, serve
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CommandError(f"--speed {text!r} is not a number") from None
+    if not 0 < value <= 1000:
+        raise CommandError(f"--speed {value} must be above 0 and at most 1000")
+    return value
+
+
+class Command(BaseCommand):
+    help = "Run the simulator, the watcher and the web server in one process (embedded mode)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--port", type=int, default=8000, help="web port on 127.0.0.1 (default 8000)")
+        parser.add_argument(
+            "--scenario",
+            action="append",
+            dest="scenarios",
+            metavar="NAME",
+            help="a kubesim scenario (repeatable); default: a mix of " + ", ".join(DEFAULT_SCENARIOS),
+        )
+        parser.add_argument(
+            "--speed", type=_positive, default=1.0, help="simulated seconds per real second (default 1)"
+        )
+        parser.add_argument("--seed", type=int, default=0, help="random seed of the simulation")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        port = options["port"]
+        if not 0 < port < 65536:
+            raise CommandError(f"--port {port} is not a TCP port")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                raise CommandError(f"port {port} is already in use; choose another with --port")
+        demo = DemoOptions(
+            port=port,
+            scenarios=tuple(options["scenarios"] or DEFAULT_SCENARIOS),
+            speed=options["speed"],
+            seed=options["seed"],
+        )
+        try:
+            check_scenarios(demo.scenarios)
+        except DemoError as error:
+            raise CommandError(str(error)) from None
+        call_command("migrate", verbosity=0, interactive=False)
+        username, password = demo_login()
+
+        from kubesim.testing import running_kubesim
+
+        self.stdout.write(f"Starting kubesim with {', '.join(demo.scenarios)} at speed {demo.speed}…")
+        with running_kubesim(demo.scenarios, speed=demo.speed, seed=demo.seed) as sim:
+
+            def announce(url: str) -> None:
+                self.stdout.write(self.style.SUCCESS(f"\nrollouts-ui is running at {url}"))
+                self.stdout.write(f"Sign in as  {username}  with password  {password}  (shown once)")
+                self.stdout.write("Press Ctrl-C to stop.\n")
+                self.stdout.flush()
+
+            try:
+                asyncio.run(serve(demo, str(sim.kubeconfig), announce))
+            except KeyboardInterrupt:
+                self.stdout.write("Stopped.")
+            except DemoError as error:
+                raise CommandError(str(error)) from None

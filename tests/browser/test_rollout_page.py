@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubesim.testing import running_kubesim
+from tests.browser.conftest import Server, WatcherThread, screenshot, snapshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def cluster(server: Server) -> Iterator[Any]:
+    with running_kubesim(["healthy-canary", "rerender-race"], speed=4.0, seed=1) as sim:
+        watcher = WatcherThread(str(sim.kubeconfig), "sim")
+        watcher.start()
+        yield sim
+        watcher.stop()
+
+
+def _wait_for_snapshot(key: str, timeout: float = 15.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        view = snapshot(key)
+        if view:
+            return view
+        time.sleep(0.1)
+    raise AssertionError(f"the watcher never published {key}")
+
+
+def test_the_rollout_page_shows_weights_and_step_and_follows_the_simulator(page: Any, server: Server,
+                                                                           cluster: Any) -> None:
+    key = "sim/shop/checkout"
+    view = _wait_for_snapshot(key)
+    page.goto(f"{server.url}/rollouts/sim/shop/checkout/")
+    page.wait_for_selector("#flow [data-node=rollout]")
+    assert page.text_content("[data-field=step]") == (view["step"] or "")
+    assert page.locator("#live-status[data-state=live]").count() == 1
+    # Wait for the simulator to move the step, then the page must show it within 1 s, without reload.
+    shown = page.text_content("[data-field=step]")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        current = snapshot(key) or {}
+        if current.get("step") and current.get("step") != shown:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the simulator did not advance a step within 20 s")
+    page.wait_for_function("s => document.querySelector('[data-field=step]').textContent === s",
+                           arg=current["step"], timeout=1000)
+    weight_label = page.text_content("[data-field=setWeight]")
+    assert weight_label and weight_label.startswith(f"{current['setWeight']} %") or current["setWeight"] is None
+    screenshot(page, "rollout")
+
+
+def test_the_rerender_race_shows_the_hash_change_and_the_step_reset(page: Any, server: Server,
+                                                                     cluster: Any) -> None:
+    _wait_for_snapshot("sim/web/frontend")
+    page.goto(f"{server.url}/rollouts/sim/web/frontend/")
+    page.wait_for_selector("[data-marker=step-reset]", timeout=20_000)
+    marker = page.text_content("[data-marker=hash-change]") or ""
+    assert "Hash changed" in marker and "→ 0" in marker
+    screenshot(page, "rollout-rerender-race")

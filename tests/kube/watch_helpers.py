@@ -1,0 +1,143 @@
+"""Helpers for the watcher's end-to-end tests: run a watcher against kubesim, compute fresh views, wait."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from dashboard.domain.rollout_view import rollout_views
+from dashboard.history.models import Release, TimelineEvent
+from dashboard.history.recorder import Recorder
+from dashboard.kube.connection import KubeApi
+from dashboard.kube.watch import WatchSettings
+from dashboard.kube.watcher import PipelineSettings, Watcher, comparable
+from dashboard.live.bus import LiveBus, RedisBus
+from dashboard.live.lease import Lease, RedisLease
+
+FAST_WATCH = WatchSettings(silence_timeout=3.0, backoff_initial=0.1, backoff_max=1.0, server_timeout=30.0)
+RESOURCES = {
+    "argoproj.io/rollouts": "Rollout",
+    "apps/replicasets": "ReplicaSet",
+    "pods": "Pod",
+    "argoproj.io/analysisruns": "AnalysisRun",
+    "argoproj.io/experiments": "Experiment",
+}
+
+
+def fresh_views(sim: Any, cluster: str) -> dict[str, dict[str, Any]]:
+    """What a fresh list of the simulator computes, keyed like the bus."""
+
+    def list_all() -> list[dict[str, Any]]:
+        objects: list[dict[str, Any]] = []
+        for resource, kind in RESOURCES.items():
+            items, _ = sim.store.list(resource)
+            objects.extend({**item, "kind": kind} for item in items)
+        return objects
+
+    views = rollout_views(sim.call(list_all), now=datetime.now(UTC), cluster=cluster)
+    return {f"{cluster}/{v.namespace}/{v.name}": v.to_dict() for v in views}
+
+
+async def assert_bus_matches_fresh_list(bus: LiveBus, sim: Any, cluster: str, timeout: float = 10.0) -> None:
+    """Eventually every snapshot equals what a fresh list computes (and nothing else is there)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        expected = {k: _plain(v) for k, v in fresh_views(sim, cluster).items()}
+        held = {k: _plain(v) for k, v in (await bus.snapshots(cluster)).items()}
+        for view in held.values():
+            view.pop("gitops", None)
+        if held == expected:
+            return
+        if time.monotonic() > deadline:
+            missing, extra = expected.keys() - held.keys(), held.keys() - expected.keys()
+            differing = [k for k in expected.keys() & held.keys() if expected[k] != held[k]]
+            raise AssertionError(f"bus differs from a fresh list: missing={sorted(missing)} "
+                                 f"extra={sorted(extra)} differing={sorted(differing)[:5]}")
+        await asyncio.sleep(0.3)
+
+
+def _plain(view: dict[str, Any]) -> Any:
+    import json
+
+    return json.loads(json.dumps(comparable(view), default=str))
+
+
+async def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return result
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    sim: Any,
+    *,
+    cluster: str,
+    bus: LiveBus,
+    lease: Lease,
+    recorder: Recorder | None = None,
+    settings: PipelineSettings = PipelineSettings(),  # noqa: B008
+) -> AsyncIterator[tuple[Watcher, asyncio.Task[None]]]:
+    api = await KubeApi.connect(str(sim.kubeconfig))
+    watcher = Watcher(cluster, bus=bus, lease=lease, recorder=recorder, settings=settings,
+                      watch_settings=FAST_WATCH)
+    task = asyncio.create_task(watcher.run(api))
+    try:
+        yield watcher, task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await api.close()
+
+
+def redis_bus_and_lease(redis_url: str, prefix: str, cluster: str, **lease_args: Any) -> tuple[RedisBus, RedisLease]:
+    return (RedisBus(redis_url, prefix=prefix),
+            RedisLease(redis_url, prefix=prefix, cluster=cluster, **lease_args))
+
+
+async def db(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ORM code on a worker thread and close that thread's connection afterwards."""
+
+    def run() -> Any:
+        from django.db import connection
+
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connection.close()
+
+    return await asyncio.to_thread(run)
+
+
+def history_problems(cluster: str) -> list[str]:
+    """Duplicated or missing step transitions in the recorded history (sync: call in a thread)."""
+    problems = []
+    for release in Release.objects.filter(cluster=cluster):
+        steps = [e.data.get("toIndex") for e in TimelineEvent.objects.filter(release=release, kind="step.changed")
+                 .order_by("at", "id") if not str(e.dedupe).startswith("step:back")]
+        if len(steps) != len(set(steps)):
+            problems.append(f"{release}: duplicated step transitions {steps}")
+        first = min(steps) if steps else 1
+        wanted = list(range(first, release.steps_reached + 1)) if steps else []
+        if sorted(steps) != wanted:
+            problems.append(f"{release}: step transitions {sorted(steps)} do not cover {wanted}")
+    return problems
+
+
+def timeline(cluster: str, rollout: str) -> list[tuple[str, str, str]]:
+    """(pod hash, kind, dedupe) of every recorded event of a rollout, in order (sync)."""
+    return [
+        (e.release.pod_hash, e.kind, e.dedupe)
+        for e in TimelineEvent.objects.filter(release__cluster=cluster, release__rollout=rollout)
+        .select_related("release").order_by("at", "id")
+    ]

@@ -1,0 +1,107 @@
+"""End to end: kubesim scenario → watcher → Redis snapshots/stream and PostgreSQL history."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from dashboard.history.models import Outcome, Release
+from dashboard.history.recorder import Recorder
+from kubesim.testing import running_kubesim
+from tests.kube.watch_helpers import (
+    assert_bus_matches_fresh_list,
+    db,
+    history_problems,
+    redis_bus_and_lease,
+    timeline,
+    wait_until,
+    watching,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+async def run_scenario(scenario: str, redis_url: str, prefix: str, done: Any, speed: float = 40) -> dict[str, Any]:
+    cluster = "e2e"
+    bus, lease = redis_bus_and_lease(redis_url, prefix, cluster)
+    recorder = Recorder(max_wait=0.05).start()
+    try:
+        with running_kubesim([scenario], speed=speed, bookmark_interval=1.0) as sim:
+            async with watching(sim, cluster=cluster, bus=bus, lease=lease, recorder=recorder) as (watcher, task):
+                async def finished() -> bool:
+                    views = await bus.snapshots(cluster)
+                    return bool(views) and all(done(v) for v in views.values())
+
+                await wait_until(finished, 60, f"{scenario} to reach its end state")
+                await assert_bus_matches_fresh_list(bus, sim, cluster)
+                assert not task.done()
+                await asyncio.to_thread(recorder.flush)
+                problems = await db(history_problems, cluster)
+                assert problems == []
+                stream = await bus.read_since("0-0", count=10_000)
+                return {"views": await bus.snapshots(cluster), "stream": stream, "watcher": watcher}
+    finally:
+        await asyncio.to_thread(recorder.stop)
+        await bus.close()
+
+
+def kinds_of(events: list[tuple[str, str, str]], pod_hash: str) -> list[str]:
+    return [kind for h, kind, _ in events if h == pod_hash]
+
+
+async def test_healthy_canary_ends_promoted_with_every_step_recorded(redis_url: str, redis_prefix: str) -> None:
+    result = await run_scenario(
+        "healthy-canary", redis_url, redis_prefix,
+        lambda v: v["revision"] == 2 and v["stableRS"] == v["currentPodHash"] and v["status"] == "Healthy",
+    )
+    (view,) = result["views"].values()
+    assert view["step"] == "6/6" and view["setWeight"] == 100
+    release = await db(Release.objects.get, cluster="e2e", pod_hash=view["currentPodHash"])
+    assert release.outcome == Outcome.PROMOTED
+    assert release.revision == 2
+    assert release.steps_reached == 6
+    assert release.images == ["argoproj/rollouts-demo:green"]
+    events = await db(timeline, "e2e", "checkout")
+    kinds = kinds_of(events, view["currentPodHash"])
+    assert kinds[0] == "release.started"
+    assert kinds.count("analysis.started") == 2
+    assert kinds.count("analysis.finished") == 2
+    assert kinds[-1] == "release.fully_promoted" or "release.fully_promoted" in kinds
+    assert [d for h, k, d in events if k == "step.changed" and h == view["currentPodHash"]] == [
+        f"step:{i}" for i in range(1, 7)]
+
+
+async def test_failed_analysis_aborts_and_the_release_is_recorded_aborted(
+    redis_url: str, redis_prefix: str
+) -> None:
+    result = await run_scenario(
+        "failed-analysis-abort", redis_url, redis_prefix,
+        lambda v: v["status"] == "Degraded" and v["aborted"] and v["actualWeight"] == 0,
+    )
+    (view,) = result["views"].values()
+    assert view["message"].startswith("RolloutAborted")
+    release = await db(Release.objects.get, cluster="e2e", pod_hash=view["currentPodHash"])
+    assert release.outcome == Outcome.ABORTED
+    kinds = kinds_of(await db(timeline, "e2e", "payments"), view["currentPodHash"])
+    assert "release.aborted" in kinds
+    assert "analysis.finished" in kinds
+
+
+async def test_rerender_race_supersedes_the_first_render_and_restarts_at_step_zero(
+    redis_url: str, redis_prefix: str
+) -> None:
+    result = await run_scenario(
+        "rerender-race", redis_url, redis_prefix,
+        lambda v: v["revision"] == 3 and v["status"] == "Paused" and v["step"] == "3/4",
+    )
+    (view,) = result["views"].values()
+    releases = await db(
+        lambda: {r.revision: r for r in Release.objects.filter(cluster="e2e", rollout="frontend")})
+    assert releases[2].outcome == Outcome.SUPERSEDED
+    assert releases[3].outcome == Outcome.IN_PROGRESS
+    events = await db(timeline, "e2e", "frontend")
+    assert "release.superseded" in kinds_of(events, releases[2].pod_hash)
+    assert "release.rerendered" in kinds_of(events, releases[3].pod_hash)
+    assert view["gitops"]["application"].endswith("/frontend")
