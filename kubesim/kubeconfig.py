@@ -80,8 +80,15 @@ def server_ssl_context(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
     return context
 
 
-def kubeconfig(url: str, token: str, *, context: str = "kubesim", cluster: str = "kubesim",
-               namespace: str = "default", ca_pem: bytes | None = None) -> dict[str, Any]:
+def kubeconfig(
+    url: str,
+    token: str,
+    *,
+    context: str = "kubesim",
+    cluster: str = "kubesim",
+    namespace: str = "default",
+    ca_pem: bytes | None = None,
+) -> dict[str, Any]:
     server: dict[str, Any] = {"server": url}
     if ca_pem:
         server["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
@@ -91,15 +98,23 @@ def kubeconfig(url: str, token: str, *, context: str = "kubesim", cluster: str =
         "kind": "Config",
         "clusters": [{"name": cluster, "cluster": server}],
         "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": context,
-                      "context": {"cluster": cluster, "user": user, "namespace": namespace}}],
+        "contexts": [
+            {"name": context, "context": {"cluster": cluster, "user": user, "namespace": namespace}}
+        ],
         "current-context": context,
         "preferences": {},
     }
 
 
-def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str, context: str = "kubesim",
-                     cluster: str = "kubesim", *, ca_pem: bytes | None = None) -> Path:
+def write_kubeconfig(
+    path: str | os.PathLike[str],
+    url: str,
+    token: str,
+    context: str = "kubesim",
+    cluster: str = "kubesim",
+    *,
+    ca_pem: bytes | None = None,
+) -> Path:
     """Write the kubeconfig; `ca_pem` is the server certificate to trust (needed for an https URL)."""
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -316,6 +316,7 @@ def build_flow(
             "text": change["text"],
             "cls": "critical" if change["reset"] else "warning",
             "sub": change["resetText"],
+            "reset": change["reset"],
         }
     elif view.get("status") == "Degraded":
         rollout["alert"] = "critical"

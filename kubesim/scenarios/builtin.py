@@ -28,7 +28,8 @@ def _error_rate(interval: str = "30s", count: int = 3, failure_limit: int = 0) -
                         "prometheus": {
                             "address": PROMETHEUS,
                             "query": (
-                                'sum(rate(http_requests_total{service="{{args.service-name}}",code=~"5.."}[2m])) / '
+                                'sum(rate(http_requests_total{service="{{args.service-name}}",code=~"5.."}[2m]))'
+                                " / "
                                 'sum(rate(http_requests_total{service="{{args.service-name}}"}[2m]))'
                             ),
                         }

@@ -153,7 +153,9 @@ class _Checker:
     def fail(self, path: str, message: str) -> ScenarioError:
         return ScenarioError(f"{self.source}: {path}: {message}" if path else f"{self.source}: {message}")
 
-    def mapping(self, value: Any, path: str, allowed: set[str], required: set[str] = frozenset()) -> Obj:
+    def mapping(
+        self, value: Any, path: str, allowed: set[str], required: frozenset[str] | set[str] = frozenset()
+    ) -> Obj:
         if not isinstance(value, dict):
             raise self.fail(path, f"expected a mapping, got {type(value).__name__}")
         unknown = sorted(set(value) - allowed)

@@ -41,8 +41,9 @@
     if (node.marker) {
       var mh = node.marker.sub ? 38 : 22, my = node.y + node.h + 6;
       g.appendChild(svg("rect", { "class": "marker-bg " + node.marker.cls, x: node.x, y: my, width: node.w, height: mh, rx: 6 }));
-      g.appendChild(text(x, my + 15, "marker " + node.marker.cls, fit(node.marker.text, node.w - 20, 12), { "data-marker": "hash-change" }));
-      if (node.marker.sub) g.appendChild(text(x, my + 31, "marker " + node.marker.cls, node.marker.sub, { "data-marker": "step-reset" }));
+      g.appendChild(text(x, my + 15, "marker " + node.marker.cls, fit(node.marker.text, node.w - 20, 12),
+        { "data-marker": node.marker.reset ? "step-reset" : "hash-change" }));
+      if (node.marker.sub) g.appendChild(text(x, my + 31, "marker " + node.marker.cls, node.marker.sub, { "data-marker": "hashes" }));
     }
     return g;
   }

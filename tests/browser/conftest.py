@@ -138,13 +138,18 @@ class WatcherThread:
         from dashboard.live.bus import get_bus
         from dashboard.live.lease import MemoryLease
 
+        from dashboard.history.recorder import Recorder
+
         async def run() -> None:
             api = await KubeApi.connect(self.kubeconfig)
-            watcher = Watcher(self.cluster, bus=get_bus(channel_layer=get_channel_layer()), lease=MemoryLease())
+            recorder = Recorder().start()
+            watcher = Watcher(self.cluster, bus=get_bus(channel_layer=get_channel_layer()), lease=MemoryLease(),
+                              recorder=recorder)
             try:
                 await watcher.run(api)
             finally:
                 await api.close()
+                recorder.stop()
 
         self.thread.start()
         self.task = asyncio.run_coroutine_threadsafe(run(), self.loop)
@@ -152,13 +157,37 @@ class WatcherThread:
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
-            time.sleep(0.2)
+            deadline = time.monotonic() + 5
+            while not self.task.done() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.2)  # let the cancelled watch loops unwind
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
 
 
+def off_loop(fn: Any, *args: Any) -> Any:
+    """Run the coroutine function ``fn(*args)`` to completion on a fresh loop in another thread.
+
+    (The main thread's loop belongs to sync Playwright.)
+    """
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = asyncio.run(fn(*args))
+        except BaseException as error:  # re-raised in the caller's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(60)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
 def snapshot(key: str) -> dict[str, Any] | None:
-    """The bus's current view of ``key`` (read on a private loop)."""
+    """The bus's current view of ``key``."""
     from dashboard.live.bus import get_bus
 
     async def read() -> dict[str, Any] | None:
@@ -166,8 +195,6 @@ def snapshot(key: str) -> dict[str, Any] | None:
         try:
             return await bus.snapshot(key)
         finally:
-            close = getattr(bus, "close", None)
-            if close is not None:
-                await close()
+            await bus.close()  # type: ignore[attr-defined]
 
-    return asyncio.run(read())
+    return off_loop(read)

@@ -23,16 +23,22 @@ def sim() -> Iterator[KubesimHandle]:
 
 
 def kubectl(sim: KubesimHandle, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(["kubectl", "--kubeconfig", str(sim.kubeconfig), "--request-timeout=10s", *args],
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        ["kubectl", "--kubeconfig", str(sim.kubeconfig), "--request-timeout=10s", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if check:
         assert result.returncode == 0, result.stderr
     return result
 
 
 def make_rollout(sim: KubesimHandle, ns: str, name: str = "web") -> dict[str, Any]:
-    body = {"metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": name}}}}
+    body = {
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": name}}},
+    }
     return sim.call(sim.store.create, "argoproj.io/rollouts", body)
 
 
@@ -65,8 +71,23 @@ def test_get_o_yaml_and_json(sim: KubesimHandle) -> None:
 
 def test_get_w_streams_changes_until_its_timeout(sim: KubesimHandle) -> None:
     make_rollout(sim, "watch")
-    proc = subprocess.Popen(["kubectl", "--kubeconfig", str(sim.kubeconfig), "get", "ro", "-n", "watch", "-w",
-                             "-o", "name", "--request-timeout=3s"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            "kubectl",
+            "--kubeconfig",
+            str(sim.kubeconfig),
+            "get",
+            "ro",
+            "-n",
+            "watch",
+            "-w",
+            "-o",
+            "name",
+            "--request-timeout=3s",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1)
     sim.call(sim.store.patch, "argoproj.io/rollouts", "watch", "web", {"spec": {"replicas": 4}})
     out, _ = proc.communicate(timeout=15)
@@ -75,9 +96,21 @@ def test_get_w_streams_changes_until_its_timeout(sim: KubesimHandle) -> None:
 
 def test_patch_merge_and_json(sim: KubesimHandle) -> None:
     make_rollout(sim, "patch")
-    kubectl(sim, "patch", "ro", "web", "-n", "patch", "--type", "merge", "-p", '{"metadata":{"labels":{"x":"y"}}}')
-    kubectl(sim, "patch", "ro", "web", "-n", "patch", "--type", "json",
-            "-p", '[{"op":"replace","path":"/spec/replicas","value":5}]')
+    kubectl(
+        sim, "patch", "ro", "web", "-n", "patch", "--type", "merge", "-p", '{"metadata":{"labels":{"x":"y"}}}'
+    )
+    kubectl(
+        sim,
+        "patch",
+        "ro",
+        "web",
+        "-n",
+        "patch",
+        "--type",
+        "json",
+        "-p",
+        '[{"op":"replace","path":"/spec/replicas","value":5}]',
+    )
     current = rollout(sim, "patch")
     assert current["metadata"]["labels"]["x"] == "y" and current["spec"]["replicas"] == 5
     managers = {e["manager"] for e in current["metadata"]["managedFields"]}
@@ -87,21 +120,37 @@ def test_patch_merge_and_json(sim: KubesimHandle) -> None:
 def test_strategic_patch_on_a_rollout_fails_like_a_real_cluster(sim: KubesimHandle) -> None:
     make_rollout(sim, "smp")
     result = kubectl(sim, "patch", "ro", "web", "-n", "smp", "-p", '{"spec":{"replicas":1}}', check=False)
-    assert result.returncode != 0 and "application/strategic-merge-patch+json is not supported" in result.stderr
+    assert (
+        result.returncode != 0 and "application/strategic-merge-patch+json is not supported" in result.stderr
+    )
 
 
 def test_patch_the_status_subresource(sim: KubesimHandle) -> None:
     make_rollout(sim, "status")
-    kubectl(sim, "patch", "ro", "web", "-n", "status", "--subresource=status", "--type", "merge",
-            "-p", '{"status":{"abort":true},"spec":{"replicas":1}}')
+    kubectl(
+        sim,
+        "patch",
+        "ro",
+        "web",
+        "-n",
+        "status",
+        "--subresource=status",
+        "--type",
+        "merge",
+        "-p",
+        '{"status":{"abort":true},"spec":{"replicas":1}}',
+    )
     current = rollout(sim, "status")
     assert current["status"] == {"abort": True} and current["spec"]["replicas"] == 3
 
 
 def test_scale_rollouts_and_replicasets(sim: KubesimHandle) -> None:
     make_rollout(sim, "scale")
-    sim.call(sim.store.create, "apps/replicasets", {"metadata": {"name": "web-1", "namespace": "scale"},
-                                                    "spec": {"replicas": 1}})
+    sim.call(
+        sim.store.create,
+        "apps/replicasets",
+        {"metadata": {"name": "web-1", "namespace": "scale"}, "spec": {"replicas": 1}},
+    )
     assert "scaled" in kubectl(sim, "scale", "ro", "web", "-n", "scale", "--replicas=6").stdout
     kubectl(sim, "scale", "rs", "web-1", "-n", "scale", "--replicas=0")
     assert rollout(sim, "scale")["spec"]["replicas"] == 6

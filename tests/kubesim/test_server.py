@@ -27,8 +27,15 @@ class Api:
     server: RunningServer
     http: aiohttp.ClientSession
 
-    async def call(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
-                   headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body)
         all_headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": content_type, **(headers or {})}
         async with self.http.request(method, self.server.url + path, data=data, headers=all_headers) as r:
@@ -38,8 +45,9 @@ class Api:
     async def watch(self, path: str, *, stop_after: int = 100, timeout: float = 5.0) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
         headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with self.http.get(self.server.url + path, headers=headers,
-                                 timeout=aiohttp.ClientTimeout(total=timeout)) as r:
+        async with self.http.get(
+            self.server.url + path, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
+        ) as r:
             assert r.status == 200
             async for line in r.content:
                 if line.strip():
@@ -60,8 +68,12 @@ async def api() -> AsyncIterator[Api]:
 
 
 def rollout(name: str = "web", **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-            "metadata": {"name": name, "labels": labels or {"app": name}}, "spec": {"replicas": 3}}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Rollout",
+        "metadata": {"name": name, "labels": labels or {"app": name}},
+        "spec": {"replicas": 3},
+    }
 
 
 async def test_discovery_lists_rollouts_with_their_subresources(api: Api) -> None:
@@ -72,10 +84,14 @@ async def test_discovery_lists_rollouts_with_their_subresources(api: Api) -> Non
     by_name = {r["name"]: r for r in resources["resources"]}
     assert by_name["rollouts"]["shortNames"] == ["ro"] and by_name["rollouts"]["kind"] == "Rollout"
     assert by_name["rollouts"]["singularName"] == "rollout" and by_name["rollouts"]["namespaced"] is True
-    assert by_name["rollouts/scale"]["group"] == "autoscaling" and by_name["rollouts/scale"]["kind"] == "Scale"
+    assert (
+        by_name["rollouts/scale"]["group"] == "autoscaling" and by_name["rollouts/scale"]["kind"] == "Scale"
+    )
     assert "rollouts/status" in by_name and "analysisruns/status" not in by_name
     _, core = await api.call("GET", "/api/v1")
-    assert {"pods", "services", "namespaces", "events", "pods/status"} <= {r["name"] for r in core["resources"]}
+    assert {"pods", "services", "namespaces", "events", "pods/status"} <= {
+        r["name"] for r in core["resources"]
+    }
     status, version = await api.call("GET", "/version", headers={"Authorization": ""})
     assert status == 200 and version["major"] == "1"
 
@@ -83,8 +99,15 @@ async def test_discovery_lists_rollouts_with_their_subresources(api: Api) -> Non
 async def test_it_answers_401_for_an_unknown_token(api: Api) -> None:
     status, body = await api.call("GET", f"{RO}/rollouts", headers={"Authorization": "Bearer nope"})
     assert status == 401
-    assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                    "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
+    assert body == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Unauthorized",
+        "reason": "Unauthorized",
+        "code": 401,
+    }
 
 
 async def test_it_answers_403_without_credentials(api: Api) -> None:
@@ -95,7 +118,11 @@ async def test_it_answers_403_without_credentials(api: Api) -> None:
 
 async def test_errors_are_kubernetes_status_bodies(api: Api) -> None:
     status, body = await api.call("GET", f"{RO}/namespaces/shop/rollouts/missing")
-    assert (status, body["reason"], body["message"]) == (404, "NotFound", 'rollouts.argoproj.io "missing" not found')
+    assert (status, body["reason"], body["message"]) == (
+        404,
+        "NotFound",
+        'rollouts.argoproj.io "missing" not found',
+    )
     assert body["details"] == {"name": "missing", "group": "argoproj.io", "kind": "rollouts"}
     status, body = await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("Bad_Name"))
     assert (status, body["reason"]) == (422, "Invalid")
@@ -134,25 +161,38 @@ async def test_list_pages_with_limit_and_continue(api: Api) -> None:
 async def test_status_patch_changes_only_status_and_main_patch_ignores_status(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
     merge = "application/merge-patch+json"
-    _, patched = await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web/status",
-                                {"status": {"abort": True}, "spec": {"replicas": 1}}, content_type=merge)
+    _, patched = await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web/status",
+        {"status": {"abort": True}, "spec": {"replicas": 1}},
+        content_type=merge,
+    )
     assert patched["status"] == {"abort": True} and patched["spec"]["replicas"] == 3
-    _, main = await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web", {"status": {"abort": False}},
-                             content_type=merge)
+    _, main = await api.call(
+        "PATCH", f"{RO}/namespaces/shop/rollouts/web", {"status": {"abort": False}}, content_type=merge
+    )
     assert main["status"] == {"abort": True}
 
 
 async def test_strategic_merge_patch_is_refused_for_custom_resources(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
-    status, body = await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web", {"spec": {"replicas": 1}},
-                                  content_type="application/strategic-merge-patch+json")
+    status, body = await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web",
+        {"spec": {"replicas": 1}},
+        content_type="application/strategic-merge-patch+json",
+    )
     assert status == 415 and body["reason"] == "UnsupportedMediaType"
 
 
 async def test_put_with_a_stale_resource_version_conflicts(api: Api) -> None:
     _, created = await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
-    await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web", {"spec": {"replicas": 4}},
-                   content_type="application/merge-patch+json")
+    await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web",
+        {"spec": {"replicas": 4}},
+        content_type="application/merge-patch+json",
+    )
     status, body = await api.call("PUT", f"{RO}/namespaces/shop/rollouts/web", created)
     assert (status, body["reason"]) == (409, "Conflict")
     del created["metadata"]["resourceVersion"]
@@ -161,8 +201,11 @@ async def test_put_with_a_stale_resource_version_conflicts(api: Api) -> None:
 
 
 async def test_scale_subresource_over_http(api: Api) -> None:
-    await api.call("POST", "/apis/apps/v1/namespaces/shop/replicasets",
-                   {"metadata": {"name": "web-1"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}}})
+    await api.call(
+        "POST",
+        "/apis/apps/v1/namespaces/shop/replicasets",
+        {"metadata": {"name": "web-1"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}}},
+    )
     status, scale = await api.call("GET", "/apis/apps/v1/namespaces/shop/replicasets/web-1/scale")
     assert status == 200 and scale["status"]["selector"] == "a=b"
     scale["spec"]["replicas"] = 4
@@ -176,12 +219,19 @@ async def test_watch_from_a_version_streams_later_events(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("after"))
     watch = asyncio.create_task(api.watch(f"{RO}/rollouts?watch=true&resourceVersion={since}", stop_after=3))
     await asyncio.sleep(0.1)
-    await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/before", {"spec": {"replicas": 9}},
-                   content_type="application/merge-patch+json")
+    await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/before",
+        {"spec": {"replicas": 9}},
+        content_type="application/merge-patch+json",
+    )
     await api.call("DELETE", f"{RO}/namespaces/shop/rollouts/after")
     events = await watch
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
-        ("ADDED", "after"), ("MODIFIED", "before"), ("DELETED", "after")]
+        ("ADDED", "after"),
+        ("MODIFIED", "before"),
+        ("DELETED", "after"),
+    ]
     versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
     assert versions == sorted(versions) and versions[0] > since
 
@@ -207,11 +257,15 @@ async def test_watch_from_a_compacted_version_gets_an_expired_error_event(api: A
 async def test_watch_sends_bookmarks_when_allowed(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
     rv = api.store.resource_version
-    events = await api.watch(f"{RO}/rollouts?watch=true&resourceVersion={rv}&allowWatchBookmarks=true",
-                             stop_after=2)
+    events = await api.watch(
+        f"{RO}/rollouts?watch=true&resourceVersion={rv}&allowWatchBookmarks=true", stop_after=2
+    )
     assert [e["type"] for e in events] == ["BOOKMARK", "BOOKMARK"]
-    assert events[0]["object"] == {"kind": "Rollout", "apiVersion": "argoproj.io/v1alpha1",
-                                   "metadata": {"resourceVersion": str(rv)}}
+    assert events[0]["object"] == {
+        "kind": "Rollout",
+        "apiVersion": "argoproj.io/v1alpha1",
+        "metadata": {"resourceVersion": str(rv)},
+    }
 
 
 async def test_watch_ends_after_timeout_seconds(api: Api) -> None:
@@ -223,14 +277,23 @@ async def test_watch_ends_after_timeout_seconds(api: Api) -> None:
 async def test_objects_leaving_a_label_selector_are_deleted_for_the_watch(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("web", tier="front"))
     rv = api.store.resource_version
-    watch = asyncio.create_task(api.watch(f"{RO}/rollouts?watch=true&resourceVersion={rv}&labelSelector=tier",
-                                          stop_after=2))
+    watch = asyncio.create_task(
+        api.watch(f"{RO}/rollouts?watch=true&resourceVersion={rv}&labelSelector=tier", stop_after=2)
+    )
     await asyncio.sleep(0.1)
     merge = "application/merge-patch+json"
-    await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web", {"metadata": {"labels": {"tier": None}}},
-                   content_type=merge)
-    await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web", {"metadata": {"labels": {"tier": "x"}}},
-                   content_type=merge)
+    await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web",
+        {"metadata": {"labels": {"tier": None}}},
+        content_type=merge,
+    )
+    await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web",
+        {"metadata": {"labels": {"tier": "x"}}},
+        content_type=merge,
+    )
     assert [e["type"] for e in await watch] == ["DELETED", "ADDED"]
 
 
@@ -239,25 +302,41 @@ async def test_tables_for_kubectl(api: Api) -> None:
     headers = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
     _, body = await api.call("GET", f"{RO}/namespaces/shop/rollouts", headers=headers)
     assert body["kind"] == "Table"
-    assert [c["name"] for c in body["columnDefinitions"]] == ["Name", "Desired", "Current", "Up-to-date",
-                                                              "Available", "Age"]
+    assert [c["name"] for c in body["columnDefinitions"]] == [
+        "Name",
+        "Desired",
+        "Current",
+        "Up-to-date",
+        "Available",
+        "Age",
+    ]
     assert body["rows"][0]["cells"][:2] == ["web", 3]
     assert body["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
 
 
 async def test_impersonation_is_recorded_in_the_audit_log(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
-    await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/web/status?fieldManager=rollouts-ui",
-                   {"status": {"abort": True}}, content_type="application/merge-patch+json",
-                   headers={"Impersonate-User": "alice", "Impersonate-Group": "release-managers"})
+    await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web/status?fieldManager=rollouts-ui",
+        {"status": {"abort": True}},
+        content_type="application/merge-patch+json",
+        headers={"Impersonate-User": "alice", "Impersonate-Group": "release-managers"},
+    )
     _, audit = await api.call("GET", "/kubesim/audit?user=alice")
-    assert [(e["user"], e["groups"], e["verb"], e["subresource"], e["fieldManager"]) for e in audit["items"]] == [
-        ("alice", ["release-managers"], "patch", "status", "rollouts-ui")]
+    assert [
+        (e["user"], e["groups"], e["verb"], e["subresource"], e["fieldManager"]) for e in audit["items"]
+    ] == [("alice", ["release-managers"], "patch", "status", "rollouts-ui")]
 
 
 async def test_field_manager_defaults_to_the_user_agent_product(api: Api) -> None:
-    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout(), headers={"User-Agent": "deployer/1.2 (x)"})
-    managers = [e["manager"] for e in api.store.get("argoproj.io/rollouts", "shop", "web")["metadata"]["managedFields"]]
+    await api.call(
+        "POST", f"{RO}/namespaces/shop/rollouts", rollout(), headers={"User-Agent": "deployer/1.2 (x)"}
+    )
+    managers = [
+        e["manager"]
+        for e in api.store.get("argoproj.io/rollouts", "shop", "web")["metadata"]["managedFields"]
+    ]
     assert managers == ["deployer"]
 
 
@@ -297,17 +376,24 @@ async def test_admin_drop_watches_and_restart_close_open_watches(api: Api) -> No
 
 
 async def test_crds_are_served_read_only(api: Api) -> None:
-    status, crd = await api.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                        "applications.argoproj.io")
+    status, crd = await api.call(
+        "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/applications.argoproj.io"
+    )
     assert status == 200 and crd["spec"]["names"]["shortNames"] == ["app", "apps"]
-    status, body = await api.call("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                            "applications.argoproj.io")
+    status, body = await api.call(
+        "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/applications.argoproj.io"
+    )
     assert (status, body["reason"]) == (405, "MethodNotAllowed")
 
 
 async def test_core_events_can_be_created_listed_and_watched(api: Api) -> None:
-    event = {"metadata": {"name": "web.1"}, "involvedObject": {"kind": "Rollout", "name": "web"},
-             "reason": "RolloutPaused", "message": "Rollout is paused", "type": "Normal"}
+    event = {
+        "metadata": {"name": "web.1"},
+        "involvedObject": {"kind": "Rollout", "name": "web"},
+        "reason": "RolloutPaused",
+        "message": "Rollout is paused",
+        "type": "Normal",
+    }
     status, _ = await api.call("POST", "/api/v1/namespaces/shop/events", event)
     assert status == 201
     _, listed = await api.call("GET", "/api/v1/events?fieldSelector=involvedObject.name%3Dweb")

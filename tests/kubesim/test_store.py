@@ -13,8 +13,10 @@ ROLLOUTS = "argoproj.io/rollouts"
 
 
 def rollout(name: str = "web", ns: str = "shop", **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": ns, "labels": labels or {"app": name}},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": name}}}}
+    return {
+        "metadata": {"name": name, "namespace": ns, "labels": labels or {"app": name}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": name}}},
+    }
 
 
 @pytest.fixture
@@ -63,8 +65,13 @@ def test_main_resource_writes_keep_the_rollout_status(store: Store) -> None:
 
 def test_status_writes_ignore_everything_but_status(store: Store) -> None:
     store.create(ROLLOUTS, rollout())
-    patched = store.patch(ROLLOUTS, "shop", "web", {"status": {"abort": True}, "spec": {"replicas": 9},
-                                                    "metadata": {"labels": {"x": "y"}}}, subresource="status")
+    patched = store.patch(
+        ROLLOUTS,
+        "shop",
+        "web",
+        {"status": {"abort": True}, "spec": {"replicas": 9}, "metadata": {"labels": {"x": "y"}}},
+        subresource="status",
+    )
     assert patched["status"] == {"abort": True}
     assert patched["spec"]["replicas"] == 3
     assert "x" not in patched["metadata"]["labels"]
@@ -122,16 +129,19 @@ def test_generate_name_makes_a_unique_name(store: Store) -> None:
     assert created["metadata"]["name"].startswith("web-") and len(created["metadata"]["name"]) == 9
 
 
-@pytest.mark.parametrize(("selector", "expected"), [
-    ("app=web", ["web"]),
-    ("app==web", ["web"]),
-    ("app!=web", ["api", "db"]),
-    ("app in (web,api)", ["api", "web"]),
-    ("app notin (web,api)", ["db"]),
-    ("tier", ["api", "web"]),
-    ("!tier", ["db"]),
-    ("tier=front,app in (web, api)", ["web"]),
-])
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("app=web", ["web"]),
+        ("app==web", ["web"]),
+        ("app!=web", ["api", "db"]),
+        ("app in (web,api)", ["api", "web"]),
+        ("app notin (web,api)", ["db"]),
+        ("tier", ["api", "web"]),
+        ("!tier", ["db"]),
+        ("tier=front,app in (web, api)", ["web"]),
+    ],
+)
 def test_label_selectors(store: Store, selector: str, expected: list[str]) -> None:
     store.create(ROLLOUTS, rollout("web", app="web", tier="front"))
     store.create(ROLLOUTS, rollout("api", app="api", tier="back"))
@@ -153,7 +163,7 @@ def test_field_selectors_on_name_and_namespace(store: Store) -> None:
     assert len(by_name) == 2
     both, _ = store.list(ROLLOUTS, field_selector="metadata.name=web,metadata.namespace!=other")
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in both] == [("shop", "web")]
-    with pytest.raises(BadRequest, match="field label not supported: spec.replicas"):
+    with pytest.raises(BadRequest, match=r"field label not supported: spec\.replicas"):
         store.list(ROLLOUTS, field_selector="spec.replicas=3")
 
 
@@ -194,11 +204,42 @@ def test_history_is_bounded() -> None:
 
 def test_deleting_an_owner_collects_its_dependents(store: Store) -> None:
     owner = store.create(ROLLOUTS, rollout())
-    rs = store.create("apps/replicasets", {"metadata": {"name": "web-1", "namespace": "shop", "ownerReferences": [
-        {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web", "uid": owner["metadata"]["uid"]}]},
-        "spec": {"replicas": 1}})
-    store.create("pods", {"metadata": {"name": "web-1-a", "namespace": "shop", "ownerReferences": [
-        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": rs["metadata"]["uid"]}]}, "spec": {}})
+    rs = store.create(
+        "apps/replicasets",
+        {
+            "metadata": {
+                "name": "web-1",
+                "namespace": "shop",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "argoproj.io/v1alpha1",
+                        "kind": "Rollout",
+                        "name": "web",
+                        "uid": owner["metadata"]["uid"],
+                    }
+                ],
+            },
+            "spec": {"replicas": 1},
+        },
+    )
+    store.create(
+        "pods",
+        {
+            "metadata": {
+                "name": "web-1-a",
+                "namespace": "shop",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "web-1",
+                        "uid": rs["metadata"]["uid"],
+                    }
+                ],
+            },
+            "spec": {},
+        },
+    )
     deleted: list[tuple[str, str]] = []
     store.subscribe(lambda kind, resource, obj: deleted.append((resource, obj["metadata"]["name"])))
     store.delete(ROLLOUTS, "shop", "web")
@@ -207,8 +248,17 @@ def test_deleting_an_owner_collects_its_dependents(store: Store) -> None:
 
 def test_orphan_propagation_keeps_dependents(store: Store) -> None:
     owner = store.create(ROLLOUTS, rollout())
-    store.create("apps/replicasets", {"metadata": {"name": "web-1", "namespace": "shop", "ownerReferences": [
-        {"kind": "Rollout", "name": "web", "uid": owner["metadata"]["uid"]}]}, "spec": {}})
+    store.create(
+        "apps/replicasets",
+        {
+            "metadata": {
+                "name": "web-1",
+                "namespace": "shop",
+                "ownerReferences": [{"kind": "Rollout", "name": "web", "uid": owner["metadata"]["uid"]}],
+            },
+            "spec": {},
+        },
+    )
     store.delete(ROLLOUTS, "shop", "web", propagation="Orphan")
     assert store.try_get("apps/replicasets", "shop", "web-1") is not None
 
@@ -217,30 +267,57 @@ def test_deleted_events_carry_a_new_resource_version(store: Store) -> None:
     store.create(ROLLOUTS, rollout())
     last = store.delete(ROLLOUTS, "shop", "web")
     assert last["metadata"]["resourceVersion"] == str(store.resource_version)
-    with pytest.raises(NotFound, match='rollouts.argoproj.io "web" not found'):
+    with pytest.raises(NotFound, match=r'rollouts\.argoproj\.io "web" not found'):
         store.get(ROLLOUTS, "shop", "web")
 
 
 def test_json_patch_and_strategic_merge_patch(store: Store) -> None:
-    store.create("apps/deployments", {"metadata": {"name": "web", "namespace": "shop"}, "spec": {
-        "replicas": 1, "template": {"spec": {"containers": [{"name": "app", "image": "a:1"},
-                                                           {"name": "side", "image": "s:1"}]}}}})
-    store.patch("apps/deployments", "shop", "web", [{"op": "replace", "path": "/spec/replicas", "value": 2}],
-                patch_type="json")
-    patched = store.patch("apps/deployments", "shop", "web", {"spec": {"template": {"spec": {"containers": [
-        {"name": "app", "image": "a:2"}]}}}}, patch_type="strategic")
+    store.create(
+        "apps/deployments",
+        {
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {
+                "replicas": 1,
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "app", "image": "a:1"}, {"name": "side", "image": "s:1"}]
+                    }
+                },
+            },
+        },
+    )
+    store.patch(
+        "apps/deployments",
+        "shop",
+        "web",
+        [{"op": "replace", "path": "/spec/replicas", "value": 2}],
+        patch_type="json",
+    )
+    patched = store.patch(
+        "apps/deployments",
+        "shop",
+        "web",
+        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "a:2"}]}}}},
+        patch_type="strategic",
+    )
     containers = patched["spec"]["template"]["spec"]["containers"]
     assert patched["spec"]["replicas"] == 2
     assert containers == [{"name": "app", "image": "a:2"}, {"name": "side", "image": "s:1"}]
     with pytest.raises(Invalid, match="testing value"):
-        store.patch("apps/deployments", "shop", "web", [{"op": "test", "path": "/spec/replicas", "value": 7}],
-                    patch_type="json")
+        store.patch(
+            "apps/deployments",
+            "shop",
+            "web",
+            [{"op": "test", "path": "/spec/replicas", "value": 7}],
+            patch_type="json",
+        )
 
 
 def test_scale_subresource_reads_and_writes_replicas(store: Store) -> None:
     store.create(ROLLOUTS, rollout())
-    store.patch(ROLLOUTS, "shop", "web", {"status": {"HPAReplicas": 3, "selector": "app=web"}},
-                subresource="status")
+    store.patch(
+        ROLLOUTS, "shop", "web", {"status": {"HPAReplicas": 3, "selector": "app=web"}}, subresource="status"
+    )
     scale = store.patch(ROLLOUTS, "shop", "web", {"spec": {"replicas": 6}}, subresource="scale")
     assert scale["kind"] == "Scale" and scale["spec"] == {"replicas": 6}
     assert scale["status"] == {"replicas": 3, "selector": "app=web"}
@@ -252,8 +329,14 @@ def test_scale_subresource_reads_and_writes_replicas(store: Store) -> None:
 def test_managed_fields_record_who_wrote_what(store: Store) -> None:
     store.create(ROLLOUTS, rollout(), manager="argocd-controller")
     store.patch(ROLLOUTS, "shop", "web", {"spec": {"replicas": 5}}, manager="kubectl-scale")
-    store.patch(ROLLOUTS, "shop", "web", {"status": {"phase": "Healthy"}}, subresource="status",
-                manager="rollouts-controller")
+    store.patch(
+        ROLLOUTS,
+        "shop",
+        "web",
+        {"status": {"phase": "Healthy"}},
+        subresource="status",
+        manager="rollouts-controller",
+    )
     entries = {e["manager"]: e for e in store.get(ROLLOUTS, "shop", "web")["metadata"]["managedFields"]}
     assert entries["kubectl-scale"]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
     assert "f:replicas" not in entries["argocd-controller"]["fieldsV1"]["f:spec"]
@@ -264,10 +347,19 @@ def test_managed_fields_record_who_wrote_what(store: Store) -> None:
 
 def test_writes_for_a_user_are_audited(store: Store) -> None:
     store.create(ROLLOUTS, rollout())
-    store.patch(ROLLOUTS, "shop", "web", {"status": {"abort": True}}, subresource="status", user="alice",
-                groups=["release-managers"], manager="rollouts-ui")
+    store.patch(
+        ROLLOUTS,
+        "shop",
+        "web",
+        {"status": {"abort": True}},
+        subresource="status",
+        user="alice",
+        groups=["release-managers"],
+        manager="rollouts-ui",
+    )
     assert [(e["user"], e["groups"], e["verb"], e["subresource"]) for e in store.audit] == [
-        ("alice", ["release-managers"], "patch", "status")]
+        ("alice", ["release-managers"], "patch", "status")
+    ]
 
 
 def test_subscribers_see_events_in_order_even_when_they_write(store: Store) -> None:
@@ -275,11 +367,15 @@ def test_subscribers_see_events_in_order_even_when_they_write(store: Store) -> N
 
     def react(kind: str, resource: str, obj: dict[str, Any]) -> None:
         if resource == ROLLOUTS and kind == "ADDED":
-            store.create("apps/replicasets", {"metadata": {"name": obj["metadata"]["name"] + "-1",
-                                                           "namespace": "shop"}, "spec": {}})
+            store.create(
+                "apps/replicasets",
+                {"metadata": {"name": obj["metadata"]["name"] + "-1", "namespace": "shop"}, "spec": {}},
+            )
 
     store.subscribe(react)
-    store.add_listener(lambda kind, resource, obj, old: seen.append((resource, obj["metadata"]["resourceVersion"])))
+    store.add_listener(
+        lambda kind, resource, obj, old: seen.append((resource, obj["metadata"]["resourceVersion"]))
+    )
     store.create(ROLLOUTS, rollout())  # also creates the namespace, before the rollout
     assert [resource for resource, _ in seen] == ["namespaces", ROLLOUTS, "apps/replicasets"]
     assert [int(rv) for _, rv in seen] == sorted(int(rv) for _, rv in seen)
@@ -287,7 +383,9 @@ def test_subscribers_see_events_in_order_even_when_they_write(store: Store) -> N
 
 def test_deleting_a_crd_stops_serving_its_kind() -> None:
     store = Store()
-    store.create("argoproj.io/applications", {"metadata": {"name": "shop", "namespace": "argocd"}, "spec": {}})
+    store.create(
+        "argoproj.io/applications", {"metadata": {"name": "shop", "namespace": "argocd"}, "spec": {}}
+    )
     store.delete("apiextensions.k8s.io/customresourcedefinitions", None, "applications.argoproj.io")
     assert "argoproj.io/applications" not in [rt.key for rt in store.served()]
     with pytest.raises(NotFound):
