@@ -1,0 +1,182 @@
+"""RBAC rules and their evaluation, in the policy format Argo CD users know (pure, no Django).
+
+A policy is a list of rules and role bindings::
+
+    p, role:payments-release, rollouts, promote, prod/payments/*, allow
+    p, alice,                 rollouts, abort,   */*/*,          allow
+    g, payments-team, role:payments-release
+
+``p, <subject>, <resource>, <action>, <object>, <effect>``: the subject is a role (``role:…``), a user name
+or a group name; the resource is ``rollouts`` (or ``*``); the action is one of ``ACTIONS`` (or a glob such
+as ``*``); the object is a glob over ``"{cluster}/{namespace}/{rollout}"`` in which, as in Argo CD, ``*``
+also matches ``/``; the effect is ``allow`` or ``deny``. ``g, <user-or-group-or-role>, role:<name>`` binds
+a subject to a role (roles may include roles). A matching ``deny`` always wins; nothing matching means no.
+
+Built-in roles: ``role:viewer`` (get), ``role:operator`` (get and the day-to-day rollout actions) and
+``role:admin`` (everything, including ``unwedge``).
+
+Non-goals: Argo CD's other resources (applications, projects …) and its regex matcher mode.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+GET = "get"
+ACTIONS: tuple[str, ...] = (
+    "promote",
+    "promote-full",
+    "skip-current-step",
+    "abort",
+    "retry",
+    "pause",
+    "resume",
+    "restart",
+    "undo",
+    "unwedge",
+)
+ALL_ACTIONS: tuple[str, ...] = (GET, *ACTIONS)
+RESOURCE = "rollouts"
+ROLE_PREFIX = "role:"
+
+BUILTIN_ROLES: Mapping[str, tuple[str, ...]] = {
+    "viewer": (GET,),
+    "operator": (
+        GET,
+        "promote",
+        "promote-full",
+        "skip-current-step",
+        "abort",
+        "retry",
+        "pause",
+        "resume",
+        "restart",
+        "undo",
+    ),
+    "admin": ALL_ACTIONS,
+}
+
+
+class PolicyError(ValueError):
+    """A policy line or a grant is malformed; the message names the line and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    subject: str
+    action: str  # an action name or a glob over action names
+    object: str  # a glob over "cluster/namespace/name"
+    allow: bool = True
+
+    def matches(self, action: str, key: str) -> bool:
+        return fnmatchcase(action, self.action) and fnmatchcase(key, self.object)
+
+
+@dataclass(frozen=True)
+class Policy:
+    rules: tuple[Rule, ...] = ()
+    bindings: tuple[tuple[str, str], ...] = ()  # (member, role:name)
+
+    def __add__(self, other: Policy) -> Policy:
+        return Policy(self.rules + other.rules, self.bindings + other.bindings)
+
+    def roles_of(self, subjects: Iterable[str]) -> frozenset[str]:
+        """The subjects plus every role they hold, directly or through other roles."""
+        held = set(subjects)
+        frontier = list(held)
+        while frontier:
+            member = frontier.pop()
+            for who, role in self.bindings:
+                if who == member and role not in held:
+                    held.add(role)
+                    frontier.append(role)
+        return frozenset(held)
+
+    def allows(self, subjects: Iterable[str], action: str, key: str) -> bool:
+        """Whether ``subjects`` (user name, group names, default role) may do ``action`` on ``key``."""
+        holders = self.roles_of(subjects)
+        allowed = False
+        for rule in _rules_for(self, holders):
+            if rule.matches(action, key):
+                if not rule.allow:
+                    return False  # deny wins, whatever else matches
+                allowed = True
+        return allowed
+
+
+@dataclass
+class _Builder:
+    rules: list[Rule] = field(default_factory=list)
+    bindings: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _rules_for(policy: Policy, holders: frozenset[str]) -> Iterable[Rule]:
+    for name, actions in BUILTIN_ROLES.items():
+        if ROLE_PREFIX + name in holders:
+            yield from (Rule(ROLE_PREFIX + name, action, "*") for action in actions)
+    yield from (rule for rule in policy.rules if rule.subject in holders)
+
+
+def role_rules(subject: str, actions: Iterable[str], obj: str, allow: bool = True) -> tuple[Rule, ...]:
+    """One rule per action: how a grant (subject → role on a scope) becomes rules."""
+    return tuple(Rule(subject, action, obj, allow) for action in actions)
+
+
+def check_action_pattern(pattern: str) -> str:
+    """The pattern, if it is a known action or a glob matching at least one; else ``PolicyError``."""
+    pattern = pattern.strip()
+    if not pattern or not any(fnmatchcase(action, pattern) for action in ALL_ACTIONS):
+        known = ", ".join(ALL_ACTIONS)
+        raise PolicyError(f"unknown action {pattern!r} (known: {known}, or a glob such as *)")
+    return pattern
+
+
+def parse_policy(text: str, *, source: str = "policy") -> Policy:
+    """Parse policy CSV; ``PolicyError`` names the line number and the problem."""
+    built = _Builder()
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        fields = [f.strip() for f in next(csv.reader(io.StringIO(stripped), skipinitialspace=True))]
+        where = f"{source} line {number}"
+        try:
+            _parse_line(fields, built)
+        except PolicyError as error:
+            raise PolicyError(f"{where}: {error}") from None
+    return Policy(tuple(built.rules), tuple(built.bindings))
+
+
+def _parse_line(fields: list[str], built: _Builder) -> None:
+    kind = fields[0]
+    if kind == "p":
+        if len(fields) not in (5, 6):
+            raise PolicyError(
+                f"a 'p' line has 5 or 6 fields (p, subject, resource, action, object[, effect]), got {len(fields)}"
+            )
+        _, subject, resource, action, obj, *rest = fields
+        effect = rest[0].lower() if rest else "allow"
+        if not subject:
+            raise PolicyError("the subject is empty")
+        if resource not in (RESOURCE, "*"):
+            raise PolicyError(f"unknown resource {resource!r} (this dashboard knows {RESOURCE!r})")
+        if effect not in ("allow", "deny"):
+            raise PolicyError(f"the effect must be 'allow' or 'deny', got {effect!r}")
+        if not obj:
+            raise PolicyError("the object is empty (use */*/* or cluster/namespace/name globs)")
+        built.rules.append(Rule(subject, check_action_pattern(action), obj, effect == "allow"))
+    elif kind == "g":
+        if len(fields) != 3:
+            raise PolicyError(f"a 'g' line has 3 fields (g, user-or-group, role:name), got {len(fields)}")
+        _, member, role = fields
+        if not member:
+            raise PolicyError("the user or group is empty")
+        if not role.startswith(ROLE_PREFIX) or len(role) == len(ROLE_PREFIX):
+            raise PolicyError(f"{role!r} is not a role (roles are written role:<name>)")
+        built.bindings.append((member, role))
+    else:
+        raise PolicyError(f"a line starts with 'p' or 'g', not {kind!r}")

@@ -1,0 +1,209 @@
+"""``manage.py bench_web``: fleet page time to first byte with 5,000 rollouts, and the delay from a
+change to the update arriving in open pages (p50/p99 with 100 websockets). Prints figures; asserts none.
+
+Runs a real uvicorn server in a subprocess against the Redis bus under a private key prefix (deleted
+afterwards), with anonymous read-only access so no login is needed. Needs ``REDIS_URL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _view(i: int) -> dict[str, Any]:
+    cluster, namespace = ("prod-eu", "prod-us", "prod-ap")[i % 3], f"team-{i % 40}"
+    return {
+        "cluster": cluster,
+        "namespace": namespace,
+        "name": f"svc-{i:05d}",
+        "uid": f"uid-{i}",
+        "strategy": "Canary",
+        "status": ("Healthy", "Progressing", "Paused", "Degraded")[i % 4],
+        "message": "",
+        "step": f"{i % 5}/5",
+        "setWeight": (i % 5) * 20,
+        "actualWeight": (i % 5) * 20,
+        "currentStepIndex": i % 5,
+        "currentPodHash": f"{i:010x}",
+        "stableRS": f"{i + 1:010x}",
+        "labels": {"app": f"svc-{i}"},
+        "releaseStartedAt": "2026-11-29T10:00:00Z",
+        "steps": [
+            {"setWeight": 20},
+            {"pause": {}},
+            {"setWeight": 60},
+            {"pause": {"duration": "1m"}},
+            {"setWeight": 100},
+        ],
+        "revisions": [],
+        "findings": [],
+        "images": [],
+        "updatedAt": "2026-11-29T10:00:00Z",
+    }
+
+
+class Command(BaseCommand):
+    help = "Benchmark the web layer: fleet TTFB with 5,000 rollouts and live update delay with 100 pages."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--rollouts", type=int, default=5000)
+        parser.add_argument("--pages", type=int, default=100)
+        parser.add_argument("--changes", type=int, default=200)
+        parser.add_argument("--port", type=int, default=0)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not settings.REDIS_URL:
+            raise CommandError("bench_web needs REDIS_URL (the server runs in another process)")
+        prefix = f"bench-web-{uuid.uuid4().hex[:8]}:"
+        from kubesim.testing import free_port
+
+        port = options["port"] or free_port()
+        env = {**os.environ, "LIVE_REDIS_PREFIX": prefix, "ANONYMOUS_READ_ONLY": "true"}
+        views = [_view(i) for i in range(options["rollouts"])]
+        asyncio.run(self._publish(prefix, views))
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "rollouts_ui.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--lifespan",
+                "off",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            self._wait(url)
+            ttfb = self._ttfb(url + "/", repeat=10)
+            self.stdout.write(
+                f"fleet page TTFB with {len(views)} rollouts: median {statistics.median(ttfb):.0f} ms, "
+                f"max {max(ttfb):.0f} ms (target < 300 ms)"
+            )
+            delays = asyncio.run(self._latency(url, prefix, views, options["pages"], options["changes"]))
+            delays.sort()
+            p50 = delays[len(delays) // 2]
+            p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
+            self.stdout.write(
+                f"change → open page delay with {options['pages']} pages ({len(delays)} deliveries): "
+                f"p50 {p50:.0f} ms, p99 {p99:.0f} ms (target p99 < 250 ms)"
+            )
+        finally:
+            server.terminate()
+            server.wait(10)
+            asyncio.run(self._cleanup(prefix))
+
+    async def _publish(self, prefix: str, views: list[dict[str, Any]]) -> None:
+        from dashboard.live.bus import RedisBus
+
+        bus = RedisBus(str(settings.REDIS_URL), prefix=prefix)
+        for start in range(0, len(views), 500):
+            await bus.publish_many([(v, []) for v in views[start : start + 500]])
+        await bus.close()
+
+    async def _cleanup(self, prefix: str) -> None:
+        import redis.asyncio as aioredis
+
+        client = aioredis.Redis.from_url(str(settings.REDIS_URL))
+        keys = [key async for key in client.scan_iter(match=f"{prefix}*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+    def _wait(self, url: str) -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(url + "/healthz", timeout=1).read()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise CommandError("the server did not start")
+
+    def _ttfb(self, url: str, repeat: int) -> list[float]:
+        import http.client
+
+        times = []
+        for _ in range(repeat):
+            conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0]))
+            started = time.perf_counter()
+            conn.request("GET", "/")
+            response = conn.getresponse()
+            response.read(1)
+            times.append((time.perf_counter() - started) * 1000)
+            if response.status != 200:
+                raise CommandError(f"the fleet page answered {response.status}")
+            response.read()
+            conn.close()
+        return times
+
+    async def _latency(
+        self, url: str, prefix: str, views: list[dict[str, Any]], pages: int, changes: int
+    ) -> list[float]:
+        import websockets
+        from channels.layers import get_channel_layer
+
+        from dashboard.live.bus import RedisBus
+
+        watched = views[: max(1, pages // 10)]  # ten pages per rollout
+        host = url.removeprefix("http://")
+        sent: dict[str, float] = {}
+        delays: list[float] = []
+        sockets = []
+        for i in range(pages):
+            view = watched[i % len(watched)]
+            path = f"/ws/rollouts/{view['cluster']}/{view['namespace']}/{view['name']}/"
+            ws = await websockets.connect(f"ws://{host}{path}", origin=f"http://{host}", max_size=2**24)
+            await ws.send("{}")
+            sockets.append(ws)
+        for ws in sockets:  # the snapshots
+            json.loads(await ws.recv())
+
+        async def reader(ws: Any) -> None:
+            async for raw in ws:
+                message = json.loads(raw)
+                if message.get("type") == "update" and message.get("view"):
+                    marker = message["view"].get("benchMarker")
+                    if marker in sent:
+                        delays.append((time.perf_counter() - sent[marker]) * 1000)
+
+        readers = [asyncio.create_task(reader(ws)) for ws in sockets]
+        bus = RedisBus(str(settings.REDIS_URL), prefix=prefix, channel_layer=get_channel_layer())
+        for n in range(changes):
+            view = copy.deepcopy(watched[n % len(watched)])
+            marker = f"m{n}"
+            view["benchMarker"] = marker
+            view["step"] = f"{n % 5}/5"
+            sent[marker] = time.perf_counter()
+            await bus.publish(view, [])
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(1.0)
+        for task in readers:
+            task.cancel()
+        for ws in sockets:
+            await ws.close()
+        await bus.close()
+        return delays

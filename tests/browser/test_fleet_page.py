@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import Server, off_loop, screenshot
+from tests.web import samples
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _publish(views: list[dict[str, Any]]) -> None:
+    from channels.layers import get_channel_layer
+
+    from dashboard.live.bus import get_bus
+
+    async def write() -> None:
+        bus = get_bus(channel_layer=get_channel_layer())
+        await bus.publish_many([(v, []) for v in views])
+        await bus.close()  # type: ignore[attr-defined]
+
+    off_loop(write)
+
+
+def test_the_fleet_lists_500_rollouts_and_its_filters_work(page: Any, server: Server) -> None:
+    views = samples.fleet(500)
+    _publish(views)
+    page.goto(server.url + "/")
+    page.wait_for_selector("#fleet-body tr.row")
+    assert page.text_content("#fleet-summary", timeout=5000).startswith("500 rollouts")
+    assert page.text_content("[data-count='']") == "500"
+    screenshot(page, "fleet")
+
+    page.click(".chip[data-group=degraded]")
+    page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 50")
+    statuses = page.eval_on_selector_all("#fleet-body tr.row", "rows => rows.map(r => r.dataset.status)")
+    assert set(statuses) == {"Degraded"}
+
+    page.click(".chip[data-group='']")
+    page.fill("#fleet-search", "svc-00042")
+    page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 1")
+    page.fill("#fleet-search", "")
+    page.select_option("#fleet-cluster", "prod-ap")
+    page.click(".chip[data-group=waiting]")
+    clusters = page.eval_on_selector_all(
+        "#fleet-body tr.row", "rows => rows.map(r => r.children[2].textContent.split(' / ')[0])")
+    assert clusters and set(clusters) == {"prod-ap"}
+
+    # Healthy rows are collapsed until asked for; favourites persist.
+    page.select_option("#fleet-cluster", "")
+    page.click(".chip[data-group=healthy]")
+    page.wait_for_selector("#fleet-body tr.row")
+    page.click("#fleet-body tr.row .fav")
+    page.click("#fleet-favourites")
+    page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 1")
+
+
+def test_rows_update_in_place_without_reload(page: Any, server: Server) -> None:
+    _publish([samples.paused_canary()])
+    page.goto(server.url + "/")
+    page.wait_for_selector("tr.row[data-key='prod-eu/payments/payments-api']")
+    page.evaluate("window.__marker = 1")
+    _publish([samples.paused_canary() | {"status": "Degraded", "message": "RolloutAborted: aborted"}])
+    page.wait_for_selector("tr.row[data-key='prod-eu/payments/payments-api'][data-status=Degraded]", timeout=2000)
+    assert page.evaluate("window.__marker") == 1
+
+
+def test_an_open_page_recovers_by_itself_after_the_server_restarts(page: Any, server: Server) -> None:
+    _publish([samples.paused_canary()])
+    page.goto(server.url + "/rollouts/prod-eu/payments/payments-api/")
+    page.wait_for_selector("#live-status[data-state=live]")
+    page.evaluate("window.__marker = 1")
+    server.stop()
+    page.wait_for_selector("#live-status[data-state=reconnecting]", timeout=5000)
+    _publish([samples.paused_canary() | {"step": "4/6", "currentStepIndex": 4}])  # changed while down
+    server.start()
+    page.wait_for_function("() => document.querySelector('[data-field=step]').textContent === '4/6'",
+                           timeout=15_000)
+    page.wait_for_selector("#live-status[data-state=live]")
+    assert page.evaluate("window.__marker") == 1  # no reload
+    screenshot(page, "rollout-after-restart")
