@@ -12,15 +12,31 @@ Scenario format (the ``metrics:`` section)::
       latency-p99: {values: [120, 130], format: scalar}
       success-rate: {down: true}             # provider unreachable: Error measurements
 
-Non-goals: real PromQL. A later issue plugs a provider that queries a real Prometheus; it only has to
-implement ``MetricProvider.measure``.
+``PrometheusProvider`` queries a real Prometheus exactly as Argo Rollouts' prometheus provider does (an instant
+query at wall-clock now, POSTed to ``/api/v1/query``, ``provider.prometheus.timeout`` seconds, 30 by default);
+the answer becomes ``result`` through ``dashboard.domain.analysis_eval.prometheus_result``. Template windows
+are scenario time and are divided by the simulation speed first. ``RoutingProvider`` sends the runs of
+traffic scenarios (by namespace) to Prometheus and everything else to the scenario series.
+
+Non-goals: real PromQL in Python (a real Prometheus answers), other providers' wire formats.
 """
 
 from __future__ import annotations
 
-import math
+import json
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from dashboard.domain.analysis_eval import (
+    PrometheusResultError,
+    format_go_float,
+    prometheus_result,
+    scale_query_windows,
+)
 
 Obj = dict[str, Any]
 
@@ -36,6 +52,7 @@ class Measurement:
     result: Any = None
     value: str = ""
     error: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 class MetricProvider(Protocol):
@@ -50,11 +67,7 @@ class Series:
 
 
 def _format_number(value: float) -> str:
-    if isinstance(value, float) and math.isnan(value):
-        return "NaN"
-    if isinstance(value, float) and math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value)).removesuffix(".0") if float(value).is_integer() else repr(float(value))
+    return format_go_float(float(value))
 
 
 def parse_series(name: str, spec: Any) -> Series:
@@ -118,3 +131,99 @@ class SeriesProvider:
         if series.format == "scalar":
             return Measurement(result=value, value=_format_number(value))
         return Measurement(result=[value], value=f"[{_format_number(value)}]")
+
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+
+
+def _prometheus_spec(metric: Obj) -> Obj:
+    return dict((metric.get("provider") or {}).get("prometheus") or {})
+
+
+def _go_transport_error(url: str, error: BaseException) -> str:
+    """The text Go's HTTP client gives, so measurement messages read like upstream's."""
+    reason = getattr(error, "reason", error)
+    host = urllib.parse.urlsplit(url).netloc
+    if isinstance(reason, ConnectionRefusedError):
+        return f'Post "{url}": dial tcp {host}: connect: connection refused'
+    if isinstance(reason, TimeoutError | socket.timeout):
+        return f'Post "{url}": context deadline exceeded'
+    if isinstance(reason, socket.gaierror):
+        return f'Post "{url}": dial tcp: lookup {host.split(":")[0]}: no such host'
+    return f'Post "{url}": {reason}'
+
+
+class PrometheusProvider:
+    """Measurements from a real Prometheus; ``address`` replaces the templates' in-cluster address."""
+
+    def __init__(self, address: str, *, speed: float = 1.0, min_window_seconds: float = 4.0) -> None:
+        self.address = address.rstrip("/")
+        self.speed = speed
+        self.min_window_seconds = min_window_seconds
+
+    def measure(self, run: Obj, metric: Obj, index: int) -> Measurement:
+        spec = _prometheus_spec(metric)
+        query = str(spec.get("query") or "")
+        if not query:
+            return Measurement(error="prometheus query is empty")
+        timeout = spec.get("timeout", DEFAULT_TIMEOUT_SECONDS)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0:
+            return Measurement(error="prometheus timeout should not be negative")
+        scaled = scale_query_windows(query, self.speed, self.min_window_seconds)
+        metadata = {}
+        if scaled.clamped:
+            metadata["kubesimWindowClamped"] = ", ".join(scaled.clamped)
+        url = f"{self.address}/api/v1/query"
+        body = urllib.parse.urlencode({"query": scaled.query}).encode()
+        try:
+            with urllib.request.urlopen(url, body, timeout=timeout or DEFAULT_TIMEOUT_SECONDS) as response:
+                payload = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            payload = _error_payload(error)
+            if payload is None:
+                return Measurement(error=f"server_error: server error: {error.code}", metadata=metadata)
+        except (urllib.error.URLError, OSError) as error:
+            return Measurement(error=_go_transport_error(url, error), metadata=metadata)
+        except ValueError:
+            return Measurement(error="bad_response: the Prometheus answer is not JSON", metadata=metadata)
+        try:
+            answer = prometheus_result(payload)
+        except PrometheusResultError as error:
+            return Measurement(error=str(error), metadata=metadata)
+        if answer.warnings:
+            metadata["warnings"] = ", ".join(f'"{w}"' for w in answer.warnings)
+        return Measurement(result=answer.result, value=answer.value, metadata=metadata)
+
+
+def _error_payload(error: urllib.error.HTTPError) -> Obj | None:
+    """Prometheus answers 400/422/503 with a JSON error body; the Go client reports ``<type>: <message>``."""
+    try:
+        payload = json.loads(error.read())
+    except (ValueError, OSError):
+        return None
+    return payload if isinstance(payload, dict) and payload.get("status") == "error" else None
+
+
+class UnavailableProvider:
+    """Stands in for Prometheus when kubesim runs without one: every measurement says so plainly."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def measure(self, run: Obj, metric: Obj, index: int) -> Measurement:
+        return Measurement(error=self.reason)
+
+
+class RoutingProvider:
+    """Runs in ``namespaces`` (the traffic scenarios') go to ``prometheus``; the rest to ``fallback``."""
+
+    def __init__(self, fallback: MetricProvider, prometheus: MetricProvider, namespaces: set[str]) -> None:
+        self.fallback = fallback
+        self.prometheus = prometheus
+        self.namespaces = namespaces
+
+    def measure(self, run: Obj, metric: Obj, index: int) -> Measurement:
+        namespace = (run.get("metadata") or {}).get("namespace", "")
+        if namespace in self.namespaces and "prometheus" in (metric.get("provider") or {}):
+            return self.prometheus.measure(run, metric, index)
+        return self.fallback.measure(run, metric, index)

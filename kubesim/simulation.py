@@ -42,9 +42,16 @@ from kubesim.controller.common import (
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
 from kubesim.gitops import GitOps, rollout_manifest
-from kubesim.metrics import MetricProvider, SeriesProvider
+from kubesim.metrics import (
+    MetricProvider,
+    PrometheusProvider,
+    RoutingProvider,
+    SeriesProvider,
+    UnavailableProvider,
+)
 from kubesim.scenarios import Scenario, ScenarioError, list_scenarios, load_scenarios
 from kubesim.scenarios.schema import Event, RolloutDef, Writer
+from kubesim.traffic import TrafficModel
 
 __all__ = ["Scenario", "ScenarioError", "Simulation", "list_scenarios", "load_scenarios"]
 
@@ -73,10 +80,24 @@ class Simulation:
         series = {}
         for scenario in scenarios:
             series.update(scenario.metrics)
-        self.provider = provider or SeriesProvider(series)
         self.cache = Cache(
             [ROLLOUTS, REPLICA_SETS, PODS, ANALYSIS_RUNS, ANALYSIS_TEMPLATES, APPLICATIONS, SERVICES]
         )
+        # Traffic scenarios expose real metrics; their analyses go to Prometheus once one is attached.
+        profiles = [p for scenario in scenarios for p in scenario.traffic]
+        self._started_at = self.clock.now()
+        self.traffic = TrafficModel(
+            self.cache, profiles, sim_elapsed=lambda: self.clock.sim_elapsed(self._started_at)
+        )
+        self.routing = RoutingProvider(
+            SeriesProvider(series),
+            UnavailableProvider(
+                "live metrics unavailable: kubesim runs without Prometheus "
+                "(start it with --prometheus; install: apt-get install -y --no-install-recommends prometheus)"
+            ),
+            {p.namespace for p in profiles},
+        )
+        self.provider = provider or self.routing
         self._queue: dict[tuple[str, Key], None] = {}
         self._timers: list[tuple[datetime, int, str, Key]] = []
         self._seq = itertools.count()
@@ -228,9 +249,14 @@ class Simulation:
 
     # ---- seeding ----------------------------------------------------------------------------------------
 
+    def use_prometheus(self, url: str) -> None:
+        """Answer the traffic scenarios' analyses from the real Prometheus at ``url``."""
+        self.routing.prometheus = PrometheusProvider(url, speed=self.clock.speed)
+
     def seed(self) -> None:
         """Create the scenarios' objects and schedule their events."""
         self.seeded = True
+        self._started_at = self.clock.now()
         for scenario in self.scenarios:
             for template in scenario.analysis_templates:
                 self.store.create(ANALYSIS_TEMPLATES, template, manager=USER_MANAGER)

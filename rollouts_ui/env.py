@@ -6,7 +6,10 @@ quietly falling back, so a typo in a deployment shows up at start-up, not as odd
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -78,3 +81,27 @@ def _redact(url: str) -> str:
     if parsed.password:
         return url.replace(f":{parsed.password}@", ":***@")
     return url
+
+
+def env_json(name: str, default: Any) -> Any:
+    """JSON given inline (the value starts with ``{`` or ``[``) or as the path of a JSON file.
+
+    The file form keeps secrets out of the process environment listing (mount it from a Secret).
+    """
+    value = _raw(name)
+    if not value:
+        return default
+    if value[0] in "{[":
+        text, origin = value, "its value"
+    else:
+        try:
+            text = Path(value).read_text(encoding="utf-8")
+        except OSError as error:
+            raise ImproperlyConfigured(f"{name}: cannot read the file {value!r}: {error.strerror}") from None
+        origin = f"the file {value!r}"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ImproperlyConfigured(
+            f"{name}: {origin} is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+        ) from None

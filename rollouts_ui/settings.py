@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from rollouts_ui.env import env_bool, env_int, env_list, env_str, env_url
+from rollouts_ui.env import env_bool, env_int, env_json, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -32,6 +32,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "dashboard",
+    "dashboard.access",
+    "dashboard.actions",
+    "dashboard.gitops",
 ]
 
 MIDDLEWARE = [
@@ -94,6 +97,30 @@ HISTORY_RETENTION_DAYS = env_int("HISTORY_RETENTION_DAYS", 90, minimum=1)
 LIVE_STREAM_MAXLEN = env_int("LIVE_STREAM_MAXLEN", 10_000, minimum=100)
 LIVE_REDIS_PREFIX = env_str("LIVE_REDIS_PREFIX", "rollouts-ui:")
 STUCK_AT_STEP_ZERO_SECONDS = env_int("STUCK_AT_STEP_ZERO_SECONDS", 300, minimum=1)
+
+# --- access control and actions (dashboard.access, dashboard.actions) ------------------------------
+RBAC_POLICY_FILE = env_str("RBAC_POLICY_FILE", "")
+RBAC_DEFAULT_ROLE = env_str("RBAC_DEFAULT_ROLE", "")
+ACCESS_CACHE_SECONDS = env_int("ACCESS_CACHE_SECONDS", 5, minimum=0)
+CLUSTERS = env_str("CLUSTERS", "")
+KUBE_IMPERSONATE = env_bool("KUBE_IMPERSONATE", False)
+ACTIONS_RATE_LIMIT = env_int("ACTIONS_RATE_LIMIT", 20, minimum=1)
+ACTIONS_RATE_WINDOW_SECONDS = env_int("ACTIONS_RATE_WINDOW_SECONDS", 60, minimum=1)
+ACTIONS_MAX_RETRIES = env_int("ACTIONS_MAX_RETRIES", 3, minimum=0, maximum=10)
+ACTIONS_WAIT_SECONDS = env_int("ACTIONS_WAIT_SECONDS", 10, minimum=0)
+OIDC_ISSUER = env_str("OIDC_ISSUER", "")
+OIDC_CLIENT_ID = env_str("OIDC_CLIENT_ID", "")
+OIDC_CLIENT_SECRET = env_str("OIDC_CLIENT_SECRET", "")
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_SCOPES = env_str("OIDC_SCOPES", "openid profile email groups")
+
+# --- GitOps chain (dashboard.gitops): webhook receivers for merges and pipelines ------------------------
+# Repository URL → {"provider": "github"|"gitlab"|"gitea", "secret": "...", "ci_token": "..."}; JSON inline or
+# the path of a JSON file. Validated when the app loads (dashboard.gitops.config).
+GITOPS_REPOSITORIES = env_json("GITOPS_REPOSITORIES", {})
+GITOPS_WEBHOOK_MAX_BYTES = env_int("GITOPS_WEBHOOK_MAX_BYTES", 2 * 1024 * 1024, minimum=1024)
+GITOPS_WEBHOOK_RATE_PER_MINUTE = env_int("GITOPS_WEBHOOK_RATE_PER_MINUTE", 120, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

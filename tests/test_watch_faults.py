@@ -30,7 +30,9 @@ CLUSTER = "faults"
 
 
 def promoted(view: dict) -> bool:  # type: ignore[type-arg]
-    return view["revision"] >= 2 and view["stableRS"] == view["currentPodHash"] and view["status"] == "Healthy"
+    return (
+        view["revision"] >= 2 and view["stableRS"] == view["currentPodHash"] and view["status"] == "Healthy"
+    )
 
 
 async def test_dropped_watches_a_forced_410_and_an_api_restart_leave_a_correct_state(
@@ -39,8 +41,13 @@ async def test_dropped_watches_a_forced_410_and_an_api_restart_leave_a_correct_s
     bus, lease = redis_bus_and_lease(redis_url, redis_prefix, CLUSTER)
     recorder = Recorder(max_wait=0.05).start()
     try:
-        with running_kubesim(["healthy-canary", "failed-analysis-abort"], speed=30, bookmark_interval=1.0) as sim:
-            async with watching(sim, cluster=CLUSTER, bus=bus, lease=lease, recorder=recorder) as (watcher, task):
+        with running_kubesim(
+            ["healthy-canary", "failed-analysis-abort"], speed=30, bookmark_interval=1.0
+        ) as sim:
+            async with watching(sim, cluster=CLUSTER, bus=bus, lease=lease, recorder=recorder) as (
+                watcher,
+                task,
+            ):
                 await wait_until(lambda: watcher.leader and watcher.stats.published, 20, "a first publish")
                 for round_ in range(8):
                     await asyncio.sleep(1.0)
@@ -124,8 +131,21 @@ async def test_a_redis_restart_that_loses_everything_is_republished(private_redi
 
             redis.Redis(port=port).shutdown(nosave=True)
             await asyncio.sleep(1.0)
-            subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                              "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(
+                [
+                    "redis-server",
+                    "--port",
+                    str(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             _wait_port(port)
             await wait_until(lambda: _promoted_on(bus), 60, "the canary to finish after the restart")
             await assert_bus_matches_fresh_list(bus, sim, CLUSTER)

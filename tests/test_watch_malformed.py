@@ -23,24 +23,56 @@ values = st.recursive(
     max_leaves=12,
 )
 # Shapes close to real objects, with wrong types in the places the domain reads.
-status = st.fixed_dictionaries({}, optional={
-    "currentPodHash": values, "stableRS": values, "currentStepIndex": values, "phase": values,
-    "pauseConditions": values, "conditions": values, "canary": values, "abort": values,
-    "availableReplicas": values, "observedGeneration": values, "runSummary": values,
-    "metricResults": values})
-spec = st.fixed_dictionaries({}, optional={
-    "replicas": values, "strategy": st.one_of(values, st.fixed_dictionaries(
-        {"canary": st.fixed_dictionaries({}, optional={"steps": values, "trafficRouting": values})})),
-    "template": values, "paused": values, "metrics": values, "workloadRef": values})
+status = st.fixed_dictionaries(
+    {},
+    optional={
+        "currentPodHash": values,
+        "stableRS": values,
+        "currentStepIndex": values,
+        "phase": values,
+        "pauseConditions": values,
+        "conditions": values,
+        "canary": values,
+        "abort": values,
+        "availableReplicas": values,
+        "observedGeneration": values,
+        "runSummary": values,
+        "metricResults": values,
+    },
+)
+spec = st.fixed_dictionaries(
+    {},
+    optional={
+        "replicas": values,
+        "strategy": st.one_of(
+            values,
+            st.fixed_dictionaries(
+                {"canary": st.fixed_dictionaries({}, optional={"steps": values, "trafficRouting": values})}
+            ),
+        ),
+        "template": values,
+        "paused": values,
+        "metrics": values,
+        "workloadRef": values,
+    },
+)
 
 
 def metadata(uid: str) -> st.SearchStrategy[Any]:
     return st.fixed_dictionaries(
-        {"name": st.one_of(st.text(min_size=1, max_size=8), st.just("n" * 50_000)), "uid": st.just(uid),
-         "namespace": st.just("shop")},
-        optional={"ownerReferences": st.one_of(st.just([{"uid": "ro-1"}]), values), "labels": values,
-                  "annotations": values, "creationTimestamp": values, "generation": values,
-                  "resourceVersion": st.text(max_size=5)},
+        {
+            "name": st.one_of(st.text(min_size=1, max_size=8), st.just("n" * 50_000)),
+            "uid": st.just(uid),
+            "namespace": st.just("shop"),
+        },
+        optional={
+            "ownerReferences": st.one_of(st.just([{"uid": "ro-1"}]), values),
+            "labels": values,
+            "annotations": values,
+            "creationTimestamp": values,
+            "generation": values,
+            "resourceVersion": st.text(max_size=5),
+        },
     )
 
 
@@ -48,15 +80,23 @@ def metadata(uid: str) -> st.SearchStrategy[Any]:
 def objects(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(st.sampled_from(KINDS))
     uid = draw(st.sampled_from(["ro-1", "rs-1", f"u-{draw(st.integers(0, 5))}"]))
-    return {"apiVersion": draw(st.sampled_from(["argoproj.io/v1alpha1", "argoproj.io/v2beta9", "apps/v1"])),
-            "kind": kind, "metadata": draw(st.one_of(metadata(uid), values)), "spec": draw(st.one_of(spec, values)),
-            "status": draw(st.one_of(status, values))}
+    return {
+        "apiVersion": draw(st.sampled_from(["argoproj.io/v1alpha1", "argoproj.io/v2beta9", "apps/v1"])),
+        "kind": kind,
+        "metadata": draw(st.one_of(metadata(uid), values)),
+        "spec": draw(st.one_of(spec, values)),
+        "status": draw(st.one_of(status, values)),
+    }
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(batch=st.lists(objects(), min_size=1, max_size=6),
-       event_types=st.lists(st.sampled_from(["ADDED", "MODIFIED", "DELETED"]), min_size=6, max_size=6))
-def test_malformed_objects_never_crash_the_watcher(batch: list[dict[str, Any]], event_types: list[str]) -> None:
+@given(
+    batch=st.lists(objects(), min_size=1, max_size=6),
+    event_types=st.lists(st.sampled_from(["ADDED", "MODIFIED", "DELETED"]), min_size=6, max_size=6),
+)
+def test_malformed_objects_never_crash_the_watcher(
+    batch: list[dict[str, Any]], event_types: list[str]
+) -> None:
     async def run() -> None:
         watcher = Watcher("fuzz", bus=MemoryBus(prefix=uuid.uuid4().hex), lease=MemoryLease())
         watcher.leader = True

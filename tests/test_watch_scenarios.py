@@ -23,13 +23,19 @@ from tests.kube.watch_helpers import (
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-async def run_scenario(scenario: str, redis_url: str, prefix: str, done: Any, speed: float = 40) -> dict[str, Any]:
+async def run_scenario(
+    scenario: str, redis_url: str, prefix: str, done: Any, speed: float = 40
+) -> dict[str, Any]:
     cluster = "e2e"
     bus, lease = redis_bus_and_lease(redis_url, prefix, cluster)
     recorder = Recorder(max_wait=0.05).start()
     try:
         with running_kubesim([scenario], speed=speed, bookmark_interval=1.0) as sim:
-            async with watching(sim, cluster=cluster, bus=bus, lease=lease, recorder=recorder) as (watcher, task):
+            async with watching(sim, cluster=cluster, bus=bus, lease=lease, recorder=recorder) as (
+                watcher,
+                task,
+            ):
+
                 async def finished() -> bool:
                     views = await bus.snapshots(cluster)
                     return bool(views) and all(done(v) for v in views.values())
@@ -51,9 +57,13 @@ def kinds_of(events: list[tuple[str, str, str]], pod_hash: str) -> list[str]:
     return [kind for h, kind, _ in events if h == pod_hash]
 
 
-async def test_healthy_canary_ends_promoted_with_every_step_recorded(redis_url: str, redis_prefix: str) -> None:
+async def test_healthy_canary_ends_promoted_with_every_step_recorded(
+    redis_url: str, redis_prefix: str
+) -> None:
     result = await run_scenario(
-        "healthy-canary", redis_url, redis_prefix,
+        "healthy-canary",
+        redis_url,
+        redis_prefix,
         lambda v: v["revision"] == 2 and v["stableRS"] == v["currentPodHash"] and v["status"] == "Healthy",
     )
     (view,) = result["views"].values()
@@ -70,14 +80,17 @@ async def test_healthy_canary_ends_promoted_with_every_step_recorded(redis_url: 
     assert kinds.count("analysis.finished") == 2
     assert kinds[-1] == "release.fully_promoted" or "release.fully_promoted" in kinds
     assert [d for h, k, d in events if k == "step.changed" and h == view["currentPodHash"]] == [
-        f"step:{i}" for i in range(1, 7)]
+        f"step:{i}" for i in range(1, 7)
+    ]
 
 
 async def test_failed_analysis_aborts_and_the_release_is_recorded_aborted(
     redis_url: str, redis_prefix: str
 ) -> None:
     result = await run_scenario(
-        "failed-analysis-abort", redis_url, redis_prefix,
+        "failed-analysis-abort",
+        redis_url,
+        redis_prefix,
         lambda v: v["status"] == "Degraded" and v["aborted"] and v["actualWeight"] == 0,
     )
     (view,) = result["views"].values()
@@ -93,12 +106,15 @@ async def test_rerender_race_supersedes_the_first_render_and_restarts_at_step_ze
     redis_url: str, redis_prefix: str
 ) -> None:
     result = await run_scenario(
-        "rerender-race", redis_url, redis_prefix,
+        "rerender-race",
+        redis_url,
+        redis_prefix,
         lambda v: v["revision"] == 3 and v["status"] == "Paused" and v["step"] == "3/4",
     )
     (view,) = result["views"].values()
     releases = await db(
-        lambda: {r.revision: r for r in Release.objects.filter(cluster="e2e", rollout="frontend")})
+        lambda: {r.revision: r for r in Release.objects.filter(cluster="e2e", rollout="frontend")}
+    )
     assert releases[2].outcome == Outcome.SUPERSEDED
     assert releases[3].outcome == Outcome.IN_PROGRESS
     events = await db(timeline, "e2e", "frontend")

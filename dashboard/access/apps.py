@@ -10,4 +10,4 @@ class AccessConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from dashboard.access import checks, signals  # noqa: F401  (registers the check and the receivers)
+        from dashboard.access import checks  # noqa: F401  (registers the policy-file check)

@@ -156,7 +156,8 @@ def _parse_line(fields: list[str], built: _Builder) -> None:
     if kind == "p":
         if len(fields) not in (5, 6):
             raise PolicyError(
-                f"a 'p' line has 5 or 6 fields (p, subject, resource, action, object[, effect]), got {len(fields)}"
+                "a 'p' line has 5 or 6 fields (p, subject, resource, action, object[, effect]), "
+                f"got {len(fields)}"
             )
         _, subject, resource, action, obj, *rest = fields
         effect = rest[0].lower() if rest else "allow"

@@ -1,9 +1,9 @@
 """Who may read which rollout: the single check every page, API view and websocket goes through.
 
-Today any authenticated user sees every rollout, and anonymous users see everything only when
-``settings.ANONYMOUS_READ_ONLY`` is true. Per-rollout RBAC scopes slot in here later (``can_view`` and
-``visible`` grow a scope filter); callers do not change. Non-goal: write permissions (the actions issue
-owns those).
+``may_read`` is the login gate: an active signed-in user, or anyone when ``ANONYMOUS_READ_ONLY`` is on.
+``can_view`` and ``visible`` apply the RBAC scopes (``dashboard.access.rbac``): a signed-in user sees
+the rollouts some grant, policy line or ``RBAC_DEFAULT_ROLE`` lets them ``get``; superusers see all.
+Deny by default. Non-goal: write permissions (``rbac.can`` with an action name).
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
+
+from dashboard.access.policy import GET
+from dashboard.access.rbac import access_for
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
 
@@ -33,11 +36,12 @@ def may_read(user: UserLike | None) -> bool:
 
 def can_view(user: UserLike | None, key: str) -> bool:
     """Whether the user may see the rollout ``"{cluster}/{namespace}/{name}"``."""
-    return may_read(user)
+    return may_read(user) and access_for(user).can(GET, key)
 
 
 def visible(user: UserLike | None, rows: Iterable[Row]) -> list[Row]:
     """The rows (anything with a ``key``) this user may see, in their original order."""
     if not may_read(user):
         return []
-    return [row for row in rows if can_view(user, str(row.get("key", "")))]
+    access = access_for(user)
+    return [row for row in rows if access.can(GET, str(row.get("key", "")))]

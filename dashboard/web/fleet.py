@@ -119,9 +119,6 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "startedAt": started.isoformat() if started else "",
         "findings": counts,
         "labels": {str(k): str(v) for k, v in labels.items()},
-        "search": " ".join(
-            [name, namespace, cluster, current, stable, *(f"{k}={v}" for k, v in labels.items())]
-        ).lower(),
     }
 
 

@@ -7,6 +7,7 @@ so the first paint and every live update take the same path. Non-goal: actions (
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Coroutine
 from functools import wraps
 from pathlib import Path
@@ -18,6 +19,7 @@ from django.contrib.auth import aauthenticate, alogin, alogout
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET
@@ -50,6 +52,14 @@ def _reader(api: bool = False) -> Callable[[View], View]:
     return decorate
 
 
+_JSON_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
+
+
+def embed_json(value: Any) -> SafeString:
+    """JSON safe inside a <script> element (what ``json_script`` does, compact and faster for big pages)."""
+    return mark_safe(json.dumps(value, separators=(",", ":")).translate(_JSON_ESCAPES))
+
+
 def _key(cluster: str, namespace: str, name: str) -> str:
     return f"{cluster}/{namespace}/{name}"
 
@@ -64,7 +74,7 @@ async def fleet_page(request: HttpRequest) -> HttpResponse:
     clusters = sorted({row["cluster"] for row in presented})
     namespaces = sorted({row["namespace"] for row in presented})
     context = {
-        "initial": {"streamId": stream_id, "rows": presented},
+        "initial_json": embed_json({"streamId": stream_id, "rows": presented}),
         "groups": [
             {"name": n, "label": label, "hint": hint, "count": counts[n]} for n, label, hint in GROUPS
         ],

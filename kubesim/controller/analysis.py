@@ -9,8 +9,9 @@ A failed, inconclusive or errored metric (or ``spec.terminate``) makes the run s
 
 AnalysisRuns have no status subresource, so status is written through the main resource.
 
-Non-goals: dry-run metrics, measurement retention settings, job/web providers (every provider is answered by
-the pluggable ``MetricProvider``).
+Argument templating and condition evaluation live in ``dashboard.domain.analysis_eval`` (shared with the
+dashboard's dry run). Non-goals: dry-run metrics, measurement retention settings, job/web providers (every
+provider is answered by the pluggable ``MetricProvider``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import json
 from datetime import datetime
 from typing import Any
 
+from dashboard.domain.analysis_eval import ArgumentError, ExpressionError, evaluate_result, resolve_metric_args
 from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import ANALYSIS_RUNS, ROLLOUTS_MANAGER, Cache, Enqueue, Key, Obj
-from kubesim.controller.expr import ExpressionError, assess
 from kubesim.metrics import MetricProvider
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
@@ -40,13 +41,8 @@ def _int(value: Any, default: int) -> int:
 
 
 def resolve_args(metric: Obj, args: list[Obj]) -> Obj:
-    """Substitute ``{{args.name}}`` in a metric, like analysisutil.ResolveMetricArgs."""
-    text = json.dumps(metric)
-    for arg in args or []:
-        if "value" in arg:
-            text = text.replace("{{args." + str(arg["name"]) + "}}", json.dumps(str(arg["value"]))[1:-1])
-    resolved: Obj = json.loads(text)
-    return resolved
+    """Substitute ``{{args.name}}`` in a metric, like analysisutil.ResolveMetricArgs (raises ArgumentError)."""
+    return resolve_metric_args(metric, args)
 
 
 def metric_failure(metric: Obj, result: Obj) -> tuple[str, str]:
@@ -89,8 +85,14 @@ def metric_phase(metric: Obj, result: Obj, terminating: bool) -> str:
     phase, _ = metric_failure(metric, result)
     if phase:
         return phase
+    success_limit = _int(metric.get("consecutiveSuccessLimit"), 0)
+    if success_limit > 0 and result.get("consecutiveSuccess", 0) >= success_limit:
+        return "Successful"
     count = effective_count(metric)
     if count is not None and result.get("count", 0) >= count:
+        failure_applicable = metric.get("failureLimit") is None or _int(metric.get("failureLimit"), 0) >= 0
+        if success_limit > 0:
+            return "Inconclusive" if failure_applicable else "Failed"
         return "Successful"
     return "Successful" if terminating else "Running"
 
@@ -139,7 +141,13 @@ class AnalysisController:
         status.setdefault("startedAt", stamp)
         results: list[Obj] = status.setdefault("metricResults", [])
         by_name = {r["name"]: r for r in results}
-        metrics = [resolve_args(m, spec.get("args") or []) for m in spec.get("metrics") or []]
+        try:
+            metrics = [resolve_args(m, spec.get("args") or []) for m in spec.get("metrics") or []]
+        except ArgumentError as error:
+            status.update(
+                phase="Error", message=f"Unable to resolve metric arguments: {error}", completedAt=stamp
+            )
+            return status, None
         terminating = bool(spec.get("terminate")) or any(
             r.get("phase") in ("Failed", "Error", "Inconclusive") for r in results
         )
@@ -208,25 +216,32 @@ class AnalysisController:
         index = int(result.get("count", 0)) + int(result.get("error", 0))
         measured = self.provider.measure(run, metric, index)
         measurement: Obj = {"phase": "Error", "startedAt": stamp, "finishedAt": stamp}
+        if measured.metadata:
+            measurement["metadata"] = dict(measured.metadata)
         if measured.error is not None:
             measurement["message"] = measured.error
         else:
             measurement["value"] = measured.value
             try:
-                measurement["phase"] = assess(
+                measurement["phase"] = evaluate_result(
                     measured.result, metric.get("successCondition"), metric.get("failureCondition")
                 )
             except ExpressionError as error:
-                measurement["message"] = f"unsupported or invalid condition: {error}"
+                measurement["message"] = str(error)
         phase = measurement["phase"]
         key = {"Successful": "successful", "Failed": "failed", "Inconclusive": "inconclusive"}.get(phase)
         if key:
             result[key] = result.get(key, 0) + 1
             result["count"] = result.get("count", 0) + 1
             result.pop("consecutiveError", None)
+            if phase == "Successful":
+                result["consecutiveSuccess"] = result.get("consecutiveSuccess", 0) + 1
+            else:
+                result.pop("consecutiveSuccess", None)
         else:
             result["error"] = result.get("error", 0) + 1
             result["consecutiveError"] = result.get("consecutiveError", 0) + 1
+            result.pop("consecutiveSuccess", None)
         measurements = [*(result.get("measurements") or []), measurement]
         result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
 

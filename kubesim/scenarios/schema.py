@@ -44,6 +44,8 @@ Format (all times are simulated seconds since the scenario started)::
       - {rollout: web, every: 5, manager: argocd-controller,
          status: {canary: {weights: {canary: {weight: 0}, stable: {weight: 100}}}}}
     fleet: {rollouts: 100, namespaces: 5, replicas: 1, churn_per_second: 2}   # generated rollouts
+    traffic:                            # real Prometheus metrics for a rollout's pods (see kubesim.traffic)
+      - {rollout: web, rps: 40, canary: {error_rate: 0.3}, changes: [{at: 60, canary: {latency_median: 0.4}}]}
 
 Non-goals: templating, includes, conditionals.
 """
@@ -55,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.metrics import MetricsError, Series, parse_series
+from kubesim.traffic import TrafficError, TrafficProfile, parse_traffic
 
 Obj = dict[str, Any]
 
@@ -144,6 +147,7 @@ class Scenario:
     writers: list[Writer]
     fleet: Fleet | None
     source: str = "built-in"
+    traffic: list[TrafficProfile] = field(default_factory=list)
 
 
 class _Checker:
@@ -283,6 +287,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             "events",
             "writers",
             "fleet",
+            "traffic",
         },
         {"name", "description"},
     )
@@ -492,7 +497,15 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             replicas=c.integer(f.get("replicas", 1), "fleet.replicas", 1),
             churn_per_second=c.number(f.get("churn_per_second", 1), "fleet.churn_per_second"),
         )
+    traffic: list[TrafficProfile] = []
+    namespaces = {r.name: r.namespace for r in rollouts}
+    for i, item in enumerate(c.items(top.get("traffic"), "traffic")):
+        try:
+            traffic.append(parse_traffic(item, f"traffic[{i}]", namespaces))
+        except TrafficError as error:
+            raise c.fail("", str(error)) from error
     return Scenario(
+        traffic=traffic,
         name=name,
         description=description,
         pod_ready_seconds=ready,

@@ -26,6 +26,14 @@
     try { localStorage.setItem("favourites", JSON.stringify(Array.from(favourites))); } catch (e) { /* ignore */ }
   }
 
+  function searchText(row) {
+    if (row._search === undefined) {
+      row._search = [row.name, row.namespace, row.cluster, row.canaryHash, row.stableHash].concat(
+        Object.keys(row.labels).map(function (k) { return k + "=" + row.labels[k]; })).join(" ").toLowerCase();
+    }
+    return row._search;
+  }
+
   function matches(row) {
     if (filter.group && row.group !== filter.group) return false;
     if (filter.cluster && row.cluster !== filter.cluster) return false;
@@ -40,7 +48,7 @@
           return lk.toLowerCase() === k && (!v || String(row.labels[lk]).toLowerCase().indexOf(v) >= 0);
         });
         if (!found) return false;
-      } else if (row.search.indexOf(term) < 0) return false;
+      } else if (searchText(row).indexOf(term) < 0) return false;
     }
     return true;
   }

@@ -26,8 +26,14 @@ from kubesim.testing import free_port
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
 PASSWORD = "a-long-browser-password"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 class Server:
@@ -41,9 +47,24 @@ class Server:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "rollouts_ui.asgi:application", "--host", "127.0.0.1",
-             "--port", str(self.port), "--lifespan", "off", "--log-level", "warning"],
-            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "rollouts_ui.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--lifespan",
+                "off",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -52,7 +73,9 @@ class Server:
                 return
             except OSError:
                 if self.process.poll() is not None:
-                    raise RuntimeError(self.process.stderr.read().decode() if self.process.stderr else "")
+                    raise RuntimeError(
+                        self.process.stderr.read().decode() if self.process.stderr else ""
+                    ) from None
                 time.sleep(0.1)
         raise RuntimeError("uvicorn did not start within 20 s")
 
@@ -79,8 +102,12 @@ def server(transactional_db: Any, redis_prefix: str, settings: Any) -> Iterator[
     User.objects.create_user("browser", password=PASSWORD)
     name = connection.settings_dict["NAME"]
     base = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
-    env = {**os.environ, "DATABASE_URL": f"{base}/{name}", "LIVE_REDIS_PREFIX": redis_prefix,
-           "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{base}/{name}",
+        "LIVE_REDIS_PREFIX": redis_prefix,
+        "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
+    }
     running = Server(env)
     running.start()
     yield running
@@ -133,18 +160,21 @@ class WatcherThread:
     def start(self) -> None:
         from channels.layers import get_channel_layer
 
+        from dashboard.history.recorder import Recorder
         from dashboard.kube.connection import KubeApi
         from dashboard.kube.watcher import Watcher
         from dashboard.live.bus import get_bus
         from dashboard.live.lease import MemoryLease
 
-        from dashboard.history.recorder import Recorder
-
         async def run() -> None:
             api = await KubeApi.connect(self.kubeconfig)
             recorder = Recorder().start()
-            watcher = Watcher(self.cluster, bus=get_bus(channel_layer=get_channel_layer()), lease=MemoryLease(),
-                              recorder=recorder)
+            watcher = Watcher(
+                self.cluster,
+                bus=get_bus(channel_layer=get_channel_layer()),
+                lease=MemoryLease(),
+                recorder=recorder,
+            )
             try:
                 await watcher.run(api)
             finally:

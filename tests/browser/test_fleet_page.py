@@ -44,7 +44,8 @@ def test_the_fleet_lists_500_rollouts_and_its_filters_work(page: Any, server: Se
     page.select_option("#fleet-cluster", "prod-ap")
     page.click(".chip[data-group=waiting]")
     clusters = page.eval_on_selector_all(
-        "#fleet-body tr.row", "rows => rows.map(r => r.children[2].textContent.split(' / ')[0])")
+        "#fleet-body tr.row", "rows => rows.map(r => r.children[2].textContent.split(' / ')[0])"
+    )
     assert clusters and set(clusters) == {"prod-ap"}
 
     # Healthy rows are collapsed until asked for; favourites persist.
@@ -62,7 +63,9 @@ def test_rows_update_in_place_without_reload(page: Any, server: Server) -> None:
     page.wait_for_selector("tr.row[data-key='prod-eu/payments/payments-api']")
     page.evaluate("window.__marker = 1")
     _publish([samples.paused_canary() | {"status": "Degraded", "message": "RolloutAborted: aborted"}])
-    page.wait_for_selector("tr.row[data-key='prod-eu/payments/payments-api'][data-status=Degraded]", timeout=2000)
+    page.wait_for_selector(
+        "tr.row[data-key='prod-eu/payments/payments-api'][data-status=Degraded]", timeout=2000
+    )
     assert page.evaluate("window.__marker") == 1
 
 
@@ -75,8 +78,9 @@ def test_an_open_page_recovers_by_itself_after_the_server_restarts(page: Any, se
     page.wait_for_selector("#live-status[data-state=reconnecting]", timeout=5000)
     _publish([samples.paused_canary() | {"step": "4/6", "currentStepIndex": 4}])  # changed while down
     server.start()
-    page.wait_for_function("() => document.querySelector('[data-field=step]').textContent === '4/6'",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-field=step]').textContent === '4/6'", timeout=15_000
+    )
     page.wait_for_selector("#live-status[data-state=live]")
     assert page.evaluate("window.__marker") == 1  # no reload
     screenshot(page, "rollout-after-restart")

@@ -31,8 +31,9 @@ def _wait_for_snapshot(key: str, timeout: float = 15.0) -> dict[str, Any]:
     raise AssertionError(f"the watcher never published {key}")
 
 
-def test_the_rollout_page_shows_weights_and_step_and_follows_the_simulator(page: Any, server: Server,
-                                                                           cluster: Any) -> None:
+def test_the_rollout_page_shows_weights_and_step_and_follows_the_simulator(
+    page: Any, server: Server, cluster: Any
+) -> None:
     key = "sim/shop/checkout"
     _wait_for_snapshot(key)
     page.goto(f"{server.url}/rollouts/sim/shop/checkout/")
@@ -48,18 +49,24 @@ def test_the_rollout_page_shows_weights_and_step_and_follows_the_simulator(page:
         time.sleep(0.05)
     else:
         pytest.fail("the simulator did not advance a step within 20 s")
-    page.wait_for_function("s => document.querySelector('[data-field=step]').textContent === s",
-                           arg=current["step"], timeout=1000)
+    page.wait_for_function(
+        "s => document.querySelector('[data-field=step]').textContent === s",
+        arg=current["step"],
+        timeout=1000,
+    )
     # The weights shown are the bus's weights (desired in the header, actual on the users edge).
     page.wait_for_function(
         "w => document.querySelector('[data-field=setWeight]').textContent.startsWith(w + ' %')",
-        arg=str(current["setWeight"]), timeout=1000)
+        arg=str(current["setWeight"]),
+        timeout=1000,
+    )
     assert page.locator("[data-edge=canary-users], [data-edge=stable-users]").count() == 2
     screenshot(page, "rollout")
 
 
-def test_the_rerender_race_shows_the_hash_change_and_the_step_reset(page: Any, server: Server,
-                                                                     cluster: Any) -> None:
+def test_the_rerender_race_shows_the_hash_change_and_the_step_reset(
+    page: Any, server: Server, cluster: Any
+) -> None:
     _wait_for_snapshot("sim/web/frontend")
     page.goto(f"{server.url}/rollouts/sim/web/frontend/")
     page.wait_for_selector("[data-marker=step-reset]", timeout=20_000)

@@ -220,10 +220,16 @@ def test_the_basis_of_a_view_gives_the_same_events() -> None:
 
 
 def test_a_timed_pause_running_out_is_not_a_promotion() -> None:
-    steps = [{"index": 0, "kind": "setWeight"}, {"index": 1, "kind": "pause", "durationSeconds": 30},
-             {"index": 2, "kind": "pause", "durationSeconds": None}, {"index": 3, "kind": "setWeight"}]
+    steps = [
+        {"index": 0, "kind": "setWeight"},
+        {"index": 1, "kind": "pause", "durationSeconds": 30},
+        {"index": 2, "kind": "pause", "durationSeconds": None},
+        {"index": 3, "kind": "setWeight"},
+    ]
     paused = view(currentPodHash="bbb", stableRS="aaa", status="Paused", currentStepIndex=1, steps=steps)
-    resumed = view(currentPodHash="bbb", stableRS="aaa", status="Progressing", currentStepIndex=2, steps=steps)
+    resumed = view(
+        currentPodHash="bbb", stableRS="aaa", status="Progressing", currentStepIndex=2, steps=steps
+    )
     assert "release.promoted" not in kinds(timeline_events(paused, resumed, at=AT))
     held = view(currentPodHash="bbb", stableRS="aaa", status="Paused", currentStepIndex=2, steps=steps)
     moved = view(currentPodHash="bbb", stableRS="aaa", status="Progressing", currentStepIndex=3, steps=steps)

@@ -14,19 +14,37 @@ T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
 def view(**overrides: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "cluster": "prod", "namespace": "shop", "name": "web", "uid": "u1", "status": "Healthy",
-        "message": "", "step": "4/4", "currentStepIndex": 4, "setWeight": 100, "actualWeight": 100,
-        "currentPodHash": "aaa", "stableRS": "aaa", "revision": 1,
-        "images": [{"image": "web:1", "tags": ["stable"]}], "revisions": [], "findings": [],
+        "cluster": "prod",
+        "namespace": "shop",
+        "name": "web",
+        "uid": "u1",
+        "status": "Healthy",
+        "message": "",
+        "step": "4/4",
+        "currentStepIndex": 4,
+        "setWeight": 100,
+        "actualWeight": 100,
+        "currentPodHash": "aaa",
+        "stableRS": "aaa",
+        "revision": 1,
+        "images": [{"image": "web:1", "tags": ["stable"]}],
+        "revisions": [],
+        "findings": [],
     }
     base.update(overrides)
     return base
 
 
 def canary(step: int, **overrides: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = {"currentPodHash": "bbb", "stableRS": "aaa", "currentStepIndex": step,
-                              "step": f"{step}/4", "status": "Paused", "revision": 2,
-                              "images": [{"image": "web:2", "tags": ["canary"]}]}
+    fields: dict[str, Any] = {
+        "currentPodHash": "bbb",
+        "stableRS": "aaa",
+        "currentStepIndex": step,
+        "step": f"{step}/4",
+        "status": "Paused",
+        "revision": 2,
+        "images": [{"image": "web:2", "tags": ["canary"]}],
+    }
     return view(**{**fields, **overrides})
 
 
@@ -41,8 +59,7 @@ def play(views: list[dict[str, Any] | None]) -> None:
 
 @pytest.mark.django_db
 def test_a_release_is_recorded_with_its_steps_and_outcome() -> None:
-    play([view(), canary(0), canary(1), canary(2), canary(3),
-          canary(4, stableRS="bbb", status="Healthy")])
+    play([view(), canary(0), canary(1), canary(2), canary(3), canary(4, stableRS="bbb", status="Healthy")])
     release = Release.objects.get(pod_hash="bbb")
     assert release.outcome == Outcome.PROMOTED
     assert release.revision == 2

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -9,9 +10,16 @@ from hypothesis import strategies as st
 from dashboard.kube.cache import ClusterCache, MalformedObject
 
 
-def obj(kind: str, name: str, uid: str, owner: str | None = None, rv: str = "1", **extra: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "shop", "uid": uid, "resourceVersion": rv,
-                            "managedFields": [{"manager": "x"}]}
+def obj(
+    kind: str, name: str, uid: str, owner: str | None = None, rv: str = "1", **extra: Any
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": "shop",
+        "uid": uid,
+        "resourceVersion": rv,
+        "managedFields": [{"manager": "x"}],
+    }
     if owner:
         meta["ownerReferences"] = [{"uid": owner, "kind": "Owner", "name": "o"}]
     return {"kind": kind, "metadata": meta, **extra}
@@ -30,7 +38,9 @@ def filled() -> ClusterCache:
 def test_a_change_to_any_child_finds_its_rollout() -> None:
     cache = filled()
     assert cache.apply("Pod", "MODIFIED", obj("Pod", "web-a-1", "pod-1", "rs-a", rv="2")) == {"ro"}
-    assert cache.apply("AnalysisRun", "MODIFIED", obj("AnalysisRun", "web-ar", "ar-exp", "exp", "2")) == {"ro"}
+    assert cache.apply("AnalysisRun", "MODIFIED", obj("AnalysisRun", "web-ar", "ar-exp", "exp", "2")) == {
+        "ro"
+    }
     assert cache.apply("Pod", "DELETED", obj("Pod", "web-a-1", "pod-1", "rs-a")) == {"ro"}
 
 
@@ -54,9 +64,7 @@ def test_inputs_gather_the_rollouts_objects_without_managed_fields() -> None:
 
 def test_a_relist_applies_only_differences_and_deletes_what_is_gone() -> None:
     cache = filled()
-    affected, changes, skipped = cache.replace(
-        "Pod", None, [obj("Pod", "web-a-2", "pod-2", "rs-a")]
-    )
+    affected, changes, skipped = cache.replace("Pod", None, [obj("Pod", "web-a-2", "pod-2", "rs-a")])
     assert affected == {"ro"}
     assert sorted(t for t, _ in changes) == ["ADDED", "DELETED"]
     assert skipped == []
@@ -66,21 +74,27 @@ def test_a_relist_applies_only_differences_and_deletes_what_is_gone() -> None:
 
 def test_applications_link_to_the_rollouts_they_list() -> None:
     cache = filled()
-    app = obj("Application", "web-app", "app", status={"resources": [
-        {"kind": "Rollout", "namespace": "shop", "name": "web"}]})
+    app = obj(
+        "Application",
+        "web-app",
+        "app",
+        status={"resources": [{"kind": "Rollout", "namespace": "shop", "name": "web"}]},
+    )
     assert cache.apply("Application", "ADDED", app) == {"ro"}
     inputs = cache.inputs("ro")
     assert inputs is not None and len(inputs.applications) == 1
 
 
 def test_a_malformed_object_is_a_clear_error() -> None:
-    with pytest.raises(MalformedObject, match="Rollout shop/web has no valid metadata.uid"):
+    with pytest.raises(MalformedObject, match=r"Rollout shop/web has no valid metadata\.uid"):
         ClusterCache().apply("Rollout", "ADDED", {"metadata": {"name": "web", "namespace": "shop"}})
 
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3)
+    ),
     max_leaves=10,
 )
 
@@ -88,11 +102,17 @@ json_values = st.recursive(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(["Rollout", "ReplicaSet", "Pod", "AnalysisRun", "Experiment", "Application"]),
-    metadata=st.one_of(json_values, st.fixed_dictionaries(
-        {"name": st.one_of(st.text(max_size=5), st.integers(), st.just("x" * 100_000)),
-         "uid": st.one_of(st.uuids().map(str), st.integers(), st.none()),
-         "namespace": st.one_of(st.just("shop"), st.integers()),
-         "ownerReferences": st.one_of(st.just([{"uid": "ro"}]), json_values)})),
+    metadata=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {
+                "name": st.one_of(st.text(max_size=5), st.integers(), st.just("x" * 100_000)),
+                "uid": st.one_of(st.uuids().map(str), st.integers(), st.none()),
+                "namespace": st.one_of(st.just("shop"), st.integers()),
+                "ownerReferences": st.one_of(st.just([{"uid": "ro"}]), json_values),
+            }
+        ),
+    ),
     spec=json_values,
     status=json_values,
     api_version=st.sampled_from(["argoproj.io/v1alpha1", "argoproj.io/v9", "apps/v1", 42]),
@@ -101,9 +121,10 @@ def test_malformed_objects_never_escape_as_anything_but_malformed(
     kind: str, metadata: Any, spec: Any, status: Any, api_version: Any
 ) -> None:
     cache = filled()
-    try:
-        cache.apply(kind, "ADDED", {"apiVersion": api_version, "kind": kind, "metadata": metadata,
-                                    "spec": spec, "status": status})
-    except MalformedObject:
-        pass
+    with contextlib.suppress(MalformedObject):
+        cache.apply(
+            kind,
+            "ADDED",
+            {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": spec, "status": status},
+        )
     assert cache.inputs("ro") is not None

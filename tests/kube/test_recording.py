@@ -16,10 +16,13 @@ AT = datetime(2026, 11, 29, 10, 0, 0, 123000, tzinfo=UTC)
 
 
 def rollout(rv: str, step: int) -> dict:  # type: ignore[type-arg]
-    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-            "metadata": {"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": rv},
-            "spec": {"strategy": {"canary": {"steps": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 50}]}}},
-            "status": {"currentPodHash": "bbb", "stableRS": "aaa", "currentStepIndex": step}}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Rollout",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": rv},
+        "spec": {"strategy": {"canary": {"steps": [{"setWeight": 10}, {"pause": {}}, {"setWeight": 50}]}}},
+        "status": {"currentPodHash": "bbb", "stableRS": "aaa", "currentStepIndex": step},
+    }
 
 
 def test_it_writes_and_reads_back_the_design_format(tmp_path: Path) -> None:
@@ -32,16 +35,24 @@ def test_it_writes_and_reads_back_the_design_format(tmp_path: Path) -> None:
     assert (event.at, event.cluster, event.type) == (AT, "prod", "ADDED")
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("nope", "not JSON"),
-    ("[1]", "expected a JSON object"),
-    ('{"at": "2026-11-29T10:00:00Z", "cluster": "c", "type": "BOOKMARK", "object": {}}', '"type" must be'),
-    ('{"at": "yesterday", "cluster": "c", "type": "ADDED", "object": {}}', '"at" must be an RFC 3339'),
-    ('{"at": "2026-11-29T10:00:00Z", "cluster": "", "type": "ADDED", "object": {}}', '"cluster" must be'),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("nope", "not JSON"),
+        ("[1]", "expected a JSON object"),
+        (
+            '{"at": "2026-11-29T10:00:00Z", "cluster": "c", "type": "BOOKMARK", "object": {}}',
+            '"type" must be',
+        ),
+        ('{"at": "yesterday", "cluster": "c", "type": "ADDED", "object": {}}', '"at" must be an RFC 3339'),
+        ('{"at": "2026-11-29T10:00:00Z", "cluster": "", "type": "ADDED", "object": {}}', '"cluster" must be'),
+    ],
+)
 def test_a_bad_line_is_reported_with_its_line_number(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"at": "2026-11-29T10:00:00Z", "cluster": "c", "type": "ADDED", "object": {}}\n' + line + "\n")
+    path.write_text(
+        '{"at": "2026-11-29T10:00:00Z", "cluster": "c", "type": "ADDED", "object": {}}\n' + line + "\n"
+    )
     with pytest.raises(RecordingError, match=f"bad.jsonl:2: .*{message}"):
         list(read_recording(path))
 
@@ -55,8 +66,9 @@ def test_a_replay_publishes_every_recorded_state_in_order(tmp_path: Path) -> Non
     path = tmp_path / "r.jsonl"
     writer = RecordingWriter(path)
     for i, step in enumerate([0, 1, 2, 3]):
-        writer.write("prod", "ADDED" if i == 0 else "MODIFIED", rollout(str(i + 1), step),
-                     AT.replace(second=i))
+        writer.write(
+            "prod", "ADDED" if i == 0 else "MODIFIED", rollout(str(i + 1), step), AT.replace(second=i)
+        )
     writer.close()
     bus = MemoryBus(prefix=uuid.uuid4().hex)
     watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(min_publish_interval=0))
@@ -64,5 +76,8 @@ def test_a_replay_publishes_every_recorded_state_in_order(tmp_path: Path) -> Non
     entries = asyncio.run(bus.read_since("0-0"))
     assert [e["view"]["step"] for _, e in entries] == ["0/3", "1/3", "2/3", "3/3"]
     steps = [ev for _, e in entries for ev in e["events"] if ev["kind"] == "step.changed"]
-    assert [ev["at"] for ev in steps] == ["2026-11-29T10:00:01.123Z", "2026-11-29T10:00:02.123Z",
-                                         "2026-11-29T10:00:03.123Z"]
+    assert [ev["at"] for ev in steps] == [
+        "2026-11-29T10:00:01.123Z",
+        "2026-11-29T10:00:02.123Z",
+        "2026-11-29T10:00:03.123Z",
+    ]

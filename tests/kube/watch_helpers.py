@@ -55,8 +55,10 @@ async def assert_bus_matches_fresh_list(bus: LiveBus, sim: Any, cluster: str, ti
         if time.monotonic() > deadline:
             missing, extra = expected.keys() - held.keys(), held.keys() - expected.keys()
             differing = [k for k in expected.keys() & held.keys() if expected[k] != held[k]]
-            raise AssertionError(f"bus differs from a fresh list: missing={sorted(missing)} "
-                                 f"extra={sorted(extra)} differing={sorted(differing)[:5]}")
+            raise AssertionError(
+                f"bus differs from a fresh list: missing={sorted(missing)} "
+                f"extra={sorted(extra)} differing={sorted(differing)[:5]}"
+            )
         await asyncio.sleep(0.3)
 
 
@@ -89,8 +91,9 @@ async def watching(
     settings: PipelineSettings = PipelineSettings(),  # noqa: B008
 ) -> AsyncIterator[tuple[Watcher, asyncio.Task[None]]]:
     api = await KubeApi.connect(str(sim.kubeconfig))
-    watcher = Watcher(cluster, bus=bus, lease=lease, recorder=recorder, settings=settings,
-                      watch_settings=FAST_WATCH)
+    watcher = Watcher(
+        cluster, bus=bus, lease=lease, recorder=recorder, settings=settings, watch_settings=FAST_WATCH
+    )
     task = asyncio.create_task(watcher.run(api))
     try:
         yield watcher, task
@@ -100,9 +103,13 @@ async def watching(
         await api.close()
 
 
-def redis_bus_and_lease(redis_url: str, prefix: str, cluster: str, **lease_args: Any) -> tuple[RedisBus, RedisLease]:
-    return (RedisBus(redis_url, prefix=prefix),
-            RedisLease(redis_url, prefix=prefix, cluster=cluster, **lease_args))
+def redis_bus_and_lease(
+    redis_url: str, prefix: str, cluster: str, **lease_args: Any
+) -> tuple[RedisBus, RedisLease]:
+    return (
+        RedisBus(redis_url, prefix=prefix),
+        RedisLease(redis_url, prefix=prefix, cluster=cluster, **lease_args),
+    )
 
 
 async def db(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -123,8 +130,11 @@ def history_problems(cluster: str) -> list[str]:
     """Duplicated or missing step transitions in the recorded history (sync: call in a thread)."""
     problems = []
     for release in Release.objects.filter(cluster=cluster):
-        steps = [e.data.get("toIndex") for e in TimelineEvent.objects.filter(release=release, kind="step.changed")
-                 .order_by("at", "id") if not str(e.dedupe).startswith("step:back")]
+        steps = [
+            e.data.get("toIndex")
+            for e in TimelineEvent.objects.filter(release=release, kind="step.changed").order_by("at", "id")
+            if not str(e.dedupe).startswith("step:back")
+        ]
         if len(steps) != len(set(steps)):
             problems.append(f"{release}: duplicated step transitions {steps}")
         first = min(steps) if steps else 1
@@ -139,5 +149,6 @@ def timeline(cluster: str, rollout: str) -> list[tuple[str, str, str]]:
     return [
         (e.release.pod_hash, e.kind, e.dedupe)
         for e in TimelineEvent.objects.filter(release__cluster=cluster, release__rollout=rollout)
-        .select_related("release").order_by("at", "id")
+        .select_related("release")
+        .order_by("at", "id")
     ]

@@ -19,7 +19,7 @@ from kubesim.metrics import MetricsError, Series, SeriesProvider, parse_series
         ("result[0] < 0.05", [0.01], True),
         ("result < 0.05 && !isNaN(result)", 0.2, False),
         ("len(result) == 0 || result[0] >= 0.95", [0.99], True),
-        ("default(result[3], 0) == 0", [1.0], True),
+        ("default(result, 0) == 0", None, True),  # upstream: default() looks at result, not its 1st arg
         ("isNaN(result)", math.nan, True),
         ("isInf(result[0])", [math.inf], True),
         ("result > 1 or not (result < 0)", 0.5, True),

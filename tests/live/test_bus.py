@@ -11,9 +11,18 @@ from dashboard.live.messages import FLEET_GROUP, ROLLOUT_UPDATED, rollout_group
 
 
 def view(name: str = "web", **overrides: Any) -> dict[str, Any]:
-    return {"cluster": "prod", "namespace": "shop", "name": name, "status": "Paused", "step": "1/4",
-            "setWeight": 10, "actualWeight": 10, "strategy": "Canary",
-            "findings": [{"code": "x", "severity": "warning"}], **overrides}
+    return {
+        "cluster": "prod",
+        "namespace": "shop",
+        "name": name,
+        "status": "Paused",
+        "step": "1/4",
+        "setWeight": 10,
+        "actualWeight": 10,
+        "strategy": "Canary",
+        "findings": [{"code": "x", "severity": "warning"}],
+        **overrides,
+    }
 
 
 @pytest.fixture(params=["redis", "memory"])

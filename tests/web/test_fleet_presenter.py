@@ -38,11 +38,11 @@ def test_a_row_says_why_in_words_and_hides_the_canary_hash_once_promoted() -> No
     assert healthy["url"] == "/rollouts/prod-eu/shop/orders/"
 
 
-def test_a_row_carries_step_segments_age_and_search_text() -> None:
+def test_a_row_carries_step_segments_age_and_labels() -> None:
     row = fleet_row(samples.summary(samples.rerender_race()), NOW)
     assert (row["stepIndex"], row["stepCount"]) == (0, 5)
     assert row["age"] == "14 m"
-    assert "team=payments" in row["search"]
+    assert row["labels"] == {"app": "checkout", "team": "payments"}
     assert row["findings"] == {"critical": 1, "warning": 1, "info": 0}
 
 

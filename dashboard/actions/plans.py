@@ -1,0 +1,348 @@
+"""What each action sends, decided from the live objects (pure: no I/O, no Django).
+
+``plan(action, rollout, replica_sets, params, now)`` returns the ``Request`` list ``kubectl argo rollouts``
+would send for the same objects (cmd/*/*.go; see notes §5), or raises ``Refused`` with the reason.
+``facts(rollout)`` and ``changes(seen, live)`` implement the stale check: what the user saw on the page
+(pod hash, step index, pause and abort state) against the object just fetched from Kubernetes.
+
+``unwedge`` is ours: scale an orphaned ReplicaSet to 0 — one the rollout owns (controller reference)
+that is neither stable, the current (canary) one, active nor preview — exactly the
+``kubectl scale rs NAME --replicas=0`` of the runbook.
+
+Non-goals: sending (``dashboard.kube.actions``), permissions and audit (``dashboard.actions.service``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from dashboard.domain.objects import as_bool, as_int, dig_list, dig_map, dig_str, maps, opt_int, rfc3339
+from dashboard.domain.phase import rollout_phase
+
+HASH_LABEL = "rollouts-pod-template-hash"
+REVISION_ANNOTATION = "rollout.argoproj.io/revision"
+DESTRUCTIVE = frozenset({"abort", "promote-full", "unwedge", "undo"})
+
+Target = Literal["rollout", "status", "scale"]
+
+
+class Refused(Exception):
+    """The action does not apply to the rollout as it is now; the message says why."""
+
+
+@dataclass(frozen=True)
+class Request:
+    target: Target  # the rollout, its /status subresource, or a ReplicaSet's /scale subresource
+    name: str
+    body: Any
+    patch_type: Literal["merge", "json"] = "merge"
+
+    def describe(self) -> dict[str, Any]:
+        path = {"rollout": "rollouts/{n}", "status": "rollouts/{n}/status", "scale": "replicasets/{n}/scale"}
+        return {
+            "method": "PATCH",
+            "path": path[self.target].format(n=self.name),
+            "contentType": f"application/{self.patch_type}-patch+json",
+            "body": self.body,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    requests: tuple[Request, ...] = ()
+    # When the first request (a /status patch) answers 404 — a v0.9 CRD without the status subresource —
+    # the CLI sends these to the main resource instead of the rest (its "unified" patch).
+    without_status: tuple[Request, ...] = ()
+    note: str = ""  # said to the user when nothing needs sending (e.g. already fully promoted)
+    summary: str = ""  # what will happen, in words (confirmation dialogs and the audit)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+# --- the stale check -------------------------------------------------------------------------------------
+
+
+def facts(rollout: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts of a rollout that decide what an action does (compared against what the user saw)."""
+    status = dig_map(rollout, "status")
+    phase, _ = rollout_phase(rollout)
+    return {
+        "podHash": dig_str(rollout, "status", "currentPodHash") or None,
+        "stepIndex": opt_int(status.get("currentStepIndex")),
+        "status": phase,
+        "paused": as_bool(dig_map(rollout, "spec").get("paused")),
+        "aborted": as_bool(status.get("abort")),
+        "resourceVersion": dig_str(rollout, "metadata", "resourceVersion"),
+    }
+
+
+COMPARED = ("podHash", "stepIndex", "paused", "aborted")
+
+
+def changes(seen: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """What moved on since the user looked: ``{fact: {"seen": …, "now": …}}`` (empty when nothing did).
+
+    Only facts the user reported are compared. ``resourceVersion`` is recorded but not compared (it also
+    moves on replica counts and other writes that change nothing the action depends on); being paused or
+    not is compared through ``status`` only for the Paused phase, for the same reason.
+    """
+    moved: dict[str, dict[str, Any]] = {}
+    for name in COMPARED:
+        if name in seen and _norm(seen[name]) != _norm(live.get(name)):
+            moved[name] = {"seen": seen[name], "now": live.get(name)}
+    if "status" in seen and (seen["status"] == "Paused") != (live.get("status") == "Paused"):
+        moved["status"] = {"seen": seen["status"], "now": live.get("status")}
+    return moved
+
+
+def _norm(value: Any) -> Any:
+    return None if value in ("", None) else value
+
+
+# --- plans -----------------------------------------------------------------------------------------------
+
+
+def plan(
+    action: str,
+    rollout: Mapping[str, Any],
+    replica_sets: Sequence[Mapping[str, Any]] = (),
+    params: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> Plan:
+    params = params or {}
+    name = dig_str(rollout, "metadata", "name")
+    if action == "promote":
+        return promote(rollout)
+    if action == "promote-full":
+        return promote(rollout, full=True)
+    if action == "skip-current-step":
+        return promote(rollout, skip_current_step=True)
+    if action == "abort":
+        return _status_plan(name, {"status": {"abort": True}}, _abort_summary(rollout))
+    if action == "retry":
+        return _status_plan(name, {"status": {"abort": False}}, "Retry the aborted update")
+    if action == "pause":
+        return Plan((Request("rollout", name, {"spec": {"paused": True}}),), summary="Pause the rollout")
+    if action == "resume":
+        return resume(rollout)
+    if action == "restart":
+        if now is None:
+            raise ValueError("restart needs the current time")
+        body = {"spec": {"restartAt": rfc3339(now.replace(microsecond=0))}}
+        return Plan((Request("rollout", name, body),), summary="Restart the pods of every ReplicaSet")
+    if action == "undo":
+        return undo(rollout, replica_sets, _revision_param(params.get("revision")))
+    if action == "unwedge":
+        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""))
+    raise Refused(f"unknown action {action!r}")
+
+
+def _status(name: str, body: Mapping[str, Any]) -> Request:
+    return Request("status", name, dict(body))
+
+
+def _status_plan(name: str, body: Mapping[str, Any], summary: str) -> Plan:
+    """abort / retry: /status, and on 404 the same body to the main resource."""
+    fallback = (Request("rollout", name, dict(body)),)
+    return Plan((_status(name, body),), without_status=fallback, summary=summary)
+
+
+def _abort_summary(rollout: Mapping[str, Any]) -> str:
+    return f"Abort the update to {dig_str(rollout, 'status', 'currentPodHash') or 'the new revision'}: " \
+        "traffic and replicas go back to the stable ReplicaSet"
+
+
+def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step: bool = False) -> Plan:
+    """``PromoteRollout`` / ``getPatches`` of cmd/promote/promote.go, row by row of its decision table."""
+    name = dig_str(rollout, "metadata", "name")
+    spec, status = dig_map(rollout, "spec"), dig_map(rollout, "status")
+    canary = dig_map(spec, "strategy", "canary")
+    is_canary = "canary" in dig_map(spec, "strategy")
+    steps = dig_list(canary, "steps")
+    index = as_int(status.get("currentStepIndex"))
+    next_index = min(index + 1, len(steps))
+    paused_spec = as_bool(spec.get("paused"))
+    unpause = Request("rollout", name, {"spec": {"paused": False}})
+    status_body: dict[str, Any] | None = None
+    unified: dict[str, Any] | None = None
+    summary = f"Promote: go on to step {next_index}/{len(steps)}" if steps else "Promote"
+    if skip_current_step:
+        if not is_canary or not steps:
+            raise Refused("skip-current-step only applies to a canary with steps")
+        status_body = unified = {"status": {"currentStepIndex": next_index}}
+        summary = f"Skip step {index}/{len(steps)} (its pause or analysis): go to {next_index}/{len(steps)}"
+    elif full:
+        if status.get("currentPodHash") != status.get("stableRS"):
+            status_body = {"status": {"promoteFull": True}}
+            unified = {"spec": {"paused": False}, "status": {"promoteFull": True}}
+        elif not paused_spec:
+            return Plan(note="already fully promoted; nothing was sent", summary="Promote fully")
+        summary = "Promote fully: skip every remaining step and analysis and make the canary stable"
+    elif (
+        is_canary
+        and dig_str(status, "canary", "currentStepAnalysisRunStatus", "status") == "Inconclusive"
+        and maps(status.get("pauseConditions"))
+        and as_bool(status.get("controllerPause"))
+    ):
+        status_body = {
+            "status": {"pauseConditions": None, "controllerPause": False, "currentStepIndex": next_index}
+        }
+        unified = {"spec": {"paused": False}, "status": {"pauseConditions": None}}
+        summary = f"Accept the inconclusive analysis and go on to step {next_index}/{len(steps)}"
+    elif maps(status.get("pauseConditions")):
+        status_body = {"status": {"pauseConditions": None}}
+        unified = {"spec": {"paused": False}, "status": {"pauseConditions": None}}
+    elif is_canary and steps:
+        status_body = {"status": {"pauseConditions": None, "currentStepIndex": next_index}}
+        unified = {"spec": {"paused": False}, "status": {"pauseConditions": None, "currentStepIndex": index}}
+    else:
+        summary = "Unpause the rollout"
+    requests = []
+    if status_body is not None:
+        requests.append(_status(name, status_body))
+    if paused_spec:
+        requests.append(unpause)
+    if not requests:
+        return Plan(note="not paused and nothing to promote; nothing was sent", summary=summary)
+    fallback = (Request("rollout", name, unified),) if unified is not None and status_body is not None else ()
+    return Plan(tuple(requests), without_status=fallback, summary=summary)
+
+
+def resume(rollout: Mapping[str, Any]) -> Plan:
+    """Argo CD's ``resume`` action: clear the pause conditions and the manual pause."""
+    name = dig_str(rollout, "metadata", "name")
+    requests: list[Request] = []
+    if maps(dig_map(rollout, "status").get("pauseConditions")):
+        requests.append(_status(name, {"status": {"pauseConditions": None}}))
+    if as_bool(dig_map(rollout, "spec").get("paused")):
+        requests.append(Request("rollout", name, {"spec": {"paused": False}}))
+    if not requests:
+        return Plan(note="the rollout is not paused; nothing was sent", summary="Resume")
+    fallback = (Request("rollout", name, {"spec": {"paused": False}, "status": {"pauseConditions": None}}),)
+    return Plan(tuple(requests), without_status=fallback if requests[0].target == "status" else (),
+                summary="Resume: lift the pause")
+
+
+def _revision_param(value: Any) -> int:
+    if value in (None, "", 0, "0"):
+        return 0
+    try:
+        revision = int(value)
+    except (TypeError, ValueError):
+        raise Refused(f"revision must be a positive whole number, got {value!r}") from None
+    if revision < 0:
+        raise Refused(f"revision must be a positive whole number, got {value!r}")
+    return revision
+
+
+def owned(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The ReplicaSets whose controller reference is this rollout (as ``undo`` selects them)."""
+    uid = dig_str(rollout, "metadata", "uid")
+    return [
+        rs
+        for rs in replica_sets
+        if any(
+            as_bool(ref.get("controller")) and ref.get("uid") == uid
+            for ref in maps(dig_map(rs, "metadata").get("ownerReferences"))
+        )
+    ]
+
+
+def revision_of(rs: Mapping[str, Any]) -> int:
+    value = dig_map(rs, "metadata", "annotations").get(REVISION_ANNOTATION)
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], to_revision: int) -> Plan:
+    """cmd/undo: JSON-patch ``/spec/template`` to an earlier revision's template (hash label removed)."""
+    name = dig_str(rollout, "metadata", "name")
+    candidates = owned(rollout, replica_sets)
+    if to_revision:
+        target = next((rs for rs in candidates if revision_of(rs) == to_revision), None)
+        if target is None:
+            raise Refused(f"unable to find specified revision {to_revision} in history")
+    else:
+        ordered = sorted(candidates, key=revision_of, reverse=True)
+        if len(ordered) < 2:
+            raise Refused(f'no revision found for rollout "{name}"')
+        target = ordered[1]
+    template = copy.deepcopy(dict(dig_map(target, "spec", "template")))
+    labels = dict(dig_map(template, "metadata", "labels"))
+    if HASH_LABEL in labels:
+        labels.pop(HASH_LABEL)
+        template["metadata"] = {**dig_map(template, "metadata"), "labels": labels}
+    revision = revision_of(target)
+    summary = f"Roll back to revision {revision} (ReplicaSet {dig_str(target, 'metadata', 'name')})"
+    if _derivative(template, dig_map(rollout, "spec", "template")):
+        return Plan(note=f"skipped rollback (current template already matches revision {revision})",
+                    summary=summary)
+    body = [{"op": "replace", "path": "/spec/template", "value": template}]
+    return Plan((Request("rollout", name, body, patch_type="json"),), summary=summary,
+                extra={"revision": revision})
+
+
+def _derivative(a: Any, b: Any) -> bool:
+    """Go's ``equality.Semantic.DeepDerivative(a, b)``: unset fields of ``a`` are ignored."""
+    if isinstance(a, Mapping):
+        return isinstance(b, Mapping) and all(
+            _derivative(v, b.get(k)) for k, v in a.items() if v not in (None, "", [], {}, 0, False)
+        )
+    if isinstance(a, list):
+        same_length = isinstance(b, list) and len(a) == len(b)
+        return same_length and all(_derivative(x, y) for x, y in zip(a, b, strict=True))
+    if a in (None, "", [], {}, 0, False):
+        return True
+    return bool(a == b)
+
+
+def unwedge_refusal(rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str) -> str | None:
+    """Why ``rs`` may not be scaled to 0 by unwedge, or None when it is an orphan."""
+    if rs is None:
+        return f"ReplicaSet {name!r} does not exist"
+    if not owned(rollout, [rs]):
+        return f"ReplicaSet {name!r} is not controlled by rollout {dig_str(rollout, 'metadata', 'name')!r}"
+    status = dig_map(rollout, "status")
+    hash_ = str(dig_map(rs, "metadata", "labels").get(HASH_LABEL) or "")
+    roles = {
+        "stable": status.get("stableRS"),
+        "the current canary": status.get("currentPodHash"),
+        "active": dig_str(status, "blueGreen", "activeSelector"),
+        "preview": dig_str(status, "blueGreen", "previewSelector"),
+    }
+    for role, value in roles.items():
+        if hash_ and value == hash_:
+            return f"ReplicaSet {name!r} is {role}; unwedge only scales down an orphaned ReplicaSet"
+    if not hash_:
+        return f"ReplicaSet {name!r} has no {HASH_LABEL} label, so its role cannot be told"
+    if as_int(dig_map(rs, "spec").get("replicas")) == 0:
+        return f"ReplicaSet {name!r} is already scaled to 0"
+    return None
+
+
+def unwedge(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], rs_name: str) -> Plan:
+    if not rs_name:
+        raise Refused("name the ReplicaSet to scale down (replicaSet)")
+    rs = next((r for r in replica_sets if dig_str(r, "metadata", "name") == rs_name), None)
+    reason = unwedge_refusal(rollout, rs, rs_name)
+    if reason:
+        raise Refused(reason)
+    summary = (
+        f"Scale the orphaned ReplicaSet {rs_name} to 0, then let the abort converge and do a single "
+        "clean run (repeated re-runs re-trigger the same race)"
+    )
+    return Plan((Request("scale", rs_name, {"spec": {"replicas": 0}}),), summary=summary)
+
+
+def orphans(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Names of the owned ReplicaSets that unwedge would accept (running pods, no role)."""
+    return [
+        dig_str(rs, "metadata", "name")
+        for rs in owned(rollout, replica_sets)
+        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name")) is None
+    ]

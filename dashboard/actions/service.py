@@ -1,0 +1,361 @@
+"""The action service: the only code that writes to Kubernetes, and the only writer of audit rows.
+
+``rollout_act(user, action, key, seen=…, params=…, idempotency_key=…)`` (and the ``rollout_<verb>``
+shorthands) is what the API calls. It checks, in order: the action exists, the user may do it on this
+rollout, the user is under the rate limit, the request says what the user saw; each refusal is an
+audited ``denied`` attempt. Then it records the ``accepted`` attempt — the idempotency key makes a
+repeat return the first attempt — and hands it to the Celery task (inline in embedded mode).
+
+``execute(entry_id)`` is the task's body. Under a lock per rollout (Redis when configured, so two web
+processes and any number of workers agree), it GETs the rollout, compares it with what the user saw
+(``plans.changes``: if the rollout moved on, the outcome is ``conflict`` and nothing is sent), plans the
+requests ``kubectl argo rollouts`` would send and sends them. The lock is what makes two managers
+clicking promote at once advance exactly one step: the second one sees the first one's change.
+Transient API errors before anything was sent are retried by Celery (bounded); a transient error in the
+middle of a plan is retried in place, since every request of a plan is idempotent on its own.
+The outcome is announced to every open page of the rollout (``dashboard.actions.live``).
+
+Non-goals: HTTP (``dashboard.web.actions_api``), what to send (``plans``), how (``dashboard.kube.actions``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from dashboard.access.policy import ACTIONS
+from dashboard.access.rbac import access_for
+from dashboard.actions import plans
+from dashboard.actions.models import AuditEntry, Outcome
+from dashboard.kube.actions import ActionClient, KubeError, impersonation_for
+
+log = logging.getLogger(__name__)
+
+KEY_PARTS = 3
+MAX_KEY_LENGTH = 100
+SEND_RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0)
+LOCK_SECONDS = 60
+
+
+class TransientKubeError(Exception):
+    """Nothing was sent and the API failed in a way worth retrying (5xx, 429, no answer)."""
+
+
+# --- the front door ----------------------------------------------------------------------------------
+
+
+def split_key(key: str) -> tuple[str, str, str]:
+    parts = key.split("/")
+    if len(parts) != KEY_PARTS or not all(parts):
+        raise ValueError(f"{key!r} is not cluster/namespace/name")
+    return parts[0], parts[1], parts[2]
+
+
+def _groups_of(user: Any) -> list[str]:
+    access = access_for(user)
+    username = str(getattr(user, "username", "") or "")
+    return sorted(s for s in access.subjects if s != username and not s.startswith("role:"))
+
+
+def _row(user: Any, action: str, key: str, **fields: Any) -> AuditEntry:
+    cluster, namespace, name = split_key(key)
+    entry = AuditEntry(
+        actor=str(getattr(user, "username", "") or "") if user is not None else "",
+        groups=_groups_of(user) if getattr(user, "is_authenticated", False) else [],
+        action=action[:32],
+        cluster=cluster,
+        namespace=namespace,
+        rollout=name,
+        **fields,
+    )
+    entry.save()
+    return entry
+
+
+def _clean_seen(seen: Any) -> dict[str, Any] | str:
+    """What the user saw, or the reason it cannot be used."""
+    if not isinstance(seen, Mapping):
+        return "say what you saw: a 'seen' object with podHash, stepIndex and resourceVersion"
+    cleaned = {k: seen[k] for k in (*plans.COMPARED, "status", "resourceVersion") if k in seen}
+    if "podHash" not in cleaned and "stepIndex" not in cleaned:
+        return "say what you saw: 'seen' needs at least podHash or stepIndex"
+    if "stepIndex" in cleaned and cleaned["stepIndex"] is not None and not isinstance(cleaned["stepIndex"], int):
+        return f"seen.stepIndex must be a whole number or null, got {cleaned['stepIndex']!r}"
+    return cleaned
+
+
+def _clean_params(action: str, params: Any) -> dict[str, Any] | str:
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        return "params must be an object"
+    if action == "undo":
+        revision = params.get("revision")
+        if revision not in (None, "") and (
+            isinstance(revision, bool) or not str(revision).isdigit() or int(str(revision)) <= 0
+        ):
+            return f"params.revision must be a positive whole number, got {revision!r}"
+        return {"revision": int(str(revision))} if revision not in (None, "") else {}
+    if action == "unwedge":
+        replica_set = params.get("replicaSet")
+        if not isinstance(replica_set, str) or not replica_set:
+            return "params.replicaSet must name the ReplicaSet to scale down"
+        return {"replicaSet": replica_set[:253]}
+    return {}
+
+
+def rate_limited(user: Any) -> bool:
+    window = timezone.now() - timedelta(seconds=settings.ACTIONS_RATE_WINDOW_SECONDS)
+    recent = AuditEntry.objects.filter(actor=user.username, attempt__isnull=True, at__gte=window).count()
+    return recent >= settings.ACTIONS_RATE_LIMIT
+
+
+def rollout_act(
+    user: Any,
+    action: str,
+    key: str,
+    *,
+    seen: Any = None,
+    params: Any = None,
+    idempotency_key: str = "",
+) -> tuple[AuditEntry, bool]:
+    """Record the attempt and start it; returns (first row, replayed?). Denials are rows too."""
+    split_key(key)
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")
+    idempotency_key = (idempotency_key or "").strip()
+    base: dict[str, Any] = {"seen": seen if isinstance(seen, Mapping) else {}}
+    if len(idempotency_key) > MAX_KEY_LENGTH:
+        return _row(user, action, key, outcome=Outcome.DENIED, detail="the idempotency key is too long", **base), False
+    if not getattr(user, "is_authenticated", False) or not access_for(user).can(action, key):
+        detail = f"not permitted to {action} {key}"
+        return _row(user, action, key, outcome=Outcome.DENIED, detail=detail, **base), False
+    if idempotency_key:
+        earlier = AuditEntry.objects.filter(
+            actor=user.username, idempotency_key=idempotency_key, outcome=Outcome.ACCEPTED
+        ).first()
+        if earlier is not None:
+            return _replay(earlier, action, key)
+    if rate_limited(user):
+        detail = f"rate limited: at most {settings.ACTIONS_RATE_LIMIT} actions per {settings.ACTIONS_RATE_WINDOW_SECONDS} s"
+        return _row(user, action, key, outcome=Outcome.DENIED, detail=detail, **base), False
+    cleaned_seen = _clean_seen(seen)
+    if isinstance(cleaned_seen, str):
+        return _row(user, action, key, outcome=Outcome.DENIED, detail=cleaned_seen, **base), False
+    cleaned_params = _clean_params(action, params)
+    if isinstance(cleaned_params, str):
+        return _row(user, action, key, outcome=Outcome.DENIED, detail=cleaned_params, **base), False
+    try:
+        with transaction.atomic():
+            entry = _row(
+                user,
+                action,
+                key,
+                outcome=Outcome.ACCEPTED,
+                seen=cleaned_seen,
+                params=cleaned_params,
+                idempotency_key=idempotency_key,
+            )
+    except IntegrityError:  # the same key raced in from another request: that one acts
+        earlier = AuditEntry.objects.get(
+            actor=user.username, idempotency_key=idempotency_key, outcome=Outcome.ACCEPTED
+        )
+        return _replay(earlier, action, key)
+    from dashboard.actions.tasks import execute_action
+
+    transaction.on_commit(lambda: execute_action.delay(entry.pk))
+    return entry, False
+
+
+def _replay(earlier: AuditEntry, action: str, key: str) -> tuple[AuditEntry, bool]:
+    if earlier.action != action or earlier.key != key:
+        raise ValueError("this idempotency key was already used for a different action or rollout")
+    return earlier, True
+
+
+def rollout_promote(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "promote", key, **kwargs)
+
+
+def rollout_promote_full(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "promote-full", key, **kwargs)
+
+
+def rollout_skip_current_step(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "skip-current-step", key, **kwargs)
+
+
+def rollout_abort(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "abort", key, **kwargs)
+
+
+def rollout_retry(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "retry", key, **kwargs)
+
+
+def rollout_pause(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "pause", key, **kwargs)
+
+
+def rollout_resume(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "resume", key, **kwargs)
+
+
+def rollout_restart(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "restart", key, **kwargs)
+
+
+def rollout_undo(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "undo", key, **kwargs)
+
+
+def rollout_unwedge(user: Any, key: str, **kwargs: Any) -> tuple[AuditEntry, bool]:
+    return rollout_act(user, "unwedge", key, **kwargs)
+
+
+# --- the worker ----------------------------------------------------------------------------------------
+
+_local_locks: dict[str, threading.Lock] = {}
+_local_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def rollout_lock(key: str) -> Iterator[None]:
+    """One action at a time per rollout, across processes when Redis is configured."""
+    if settings.REDIS_URL:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        lock = client.lock(f"{settings.LIVE_REDIS_PREFIX}action-lock:{key}", timeout=LOCK_SECONDS,
+                           blocking_timeout=LOCK_SECONDS)
+        if not lock.acquire():
+            raise TransientKubeError(f"another action on {key} is still running")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(redis.RedisError):
+                lock.release()
+            client.close()
+        return
+    with _local_guard:
+        local = _local_locks.setdefault(key, threading.Lock())
+    with local:
+        yield
+
+
+def _finish(entry: AuditEntry, outcome: str, detail: str = "", **fields: Any) -> AuditEntry:
+    result = AuditEntry(
+        actor=entry.actor,
+        groups=entry.groups,
+        action=entry.action,
+        cluster=entry.cluster,
+        namespace=entry.namespace,
+        rollout=entry.rollout,
+        params=entry.params,
+        seen=entry.seen,
+        idempotency_key=entry.idempotency_key,
+        outcome=outcome,
+        detail=detail,
+        attempt=entry,
+        **fields,
+    )
+    try:
+        result.save()
+    except IntegrityError:  # a redelivered task finished first
+        return AuditEntry.objects.get(attempt=entry)
+    from dashboard.actions.live import announce
+
+    announce(entry, result)
+    return result
+
+
+def execute(entry_id: int, *, give_up: bool = False) -> AuditEntry:
+    """Carry out an accepted attempt; returns its result row. Raises ``TransientKubeError`` to be retried."""
+    entry = AuditEntry.objects.get(pk=entry_id)
+    done = AuditEntry.objects.filter(attempt=entry).first()
+    if done is not None:
+        return done
+    try:
+        with rollout_lock(entry.key):
+            done = AuditEntry.objects.filter(attempt=entry).first()
+            if done is not None:
+                return done
+            return _execute_locked(entry)
+    except TransientKubeError as error:
+        if give_up:
+            return _finish(entry, Outcome.FAILED, f"gave up after retries: {error}")
+        raise
+
+
+def _execute_locked(entry: AuditEntry) -> AuditEntry:
+    try:
+        client = ActionClient(entry.cluster, impersonate=impersonation_for(entry.actor, entry.groups))
+        rollout = client.get_rollout(entry.namespace, entry.rollout)
+    except KubeError as error:
+        if error.transient:
+            raise TransientKubeError(error.message) from None
+        return _finish(entry, Outcome.FAILED, error.message)
+    live = plans.facts(rollout)
+    moved = plans.changes(entry.seen, live)
+    if moved:
+        return _finish(entry, Outcome.CONFLICT, _describe_changes(moved), changes=moved)
+    try:
+        replica_sets = (
+            client.list_replica_sets(entry.namespace, rollout) if entry.action in ("undo", "unwedge") else []
+        )
+        plan = plans.plan(entry.action, rollout, replica_sets, entry.params, datetime.now(UTC))
+    except plans.Refused as refusal:
+        return _finish(entry, Outcome.REFUSED, str(refusal))
+    except KubeError as error:
+        if error.transient:
+            raise TransientKubeError(error.message) from None
+        return _finish(entry, Outcome.FAILED, error.message)
+    return _send(entry, client, plan)
+
+
+def _send(entry: AuditEntry, client: ActionClient, plan: plans.Plan) -> AuditEntry:
+    sent: list[dict[str, Any]] = []
+    queue = list(plan.requests)
+    while queue:
+        request = queue.pop(0)
+        try:
+            _send_one(client, entry.namespace, request, retry_in_place=bool(sent))
+        except KubeError as error:
+            if error.status == 404 and request.target == "status" and not sent and plan.without_status:
+                queue = list(plan.without_status)  # a CRD without the status subresource (v0.9)
+                continue
+            if error.transient and not sent:
+                raise TransientKubeError(error.message) from None
+            detail = error.message if not sent else f"partly applied ({len(sent)} sent): {error.message}"
+            return _finish(entry, Outcome.FAILED, detail, requests=sent)
+        sent.append(request.describe())
+    return _finish(entry, Outcome.DONE, plan.note or plan.summary, requests=sent)
+
+
+def _send_one(client: ActionClient, namespace: str, request: plans.Request, *, retry_in_place: bool) -> None:
+    pauses = SEND_RETRY_SECONDS[: settings.ACTIONS_MAX_RETRIES] if retry_in_place else ()
+    for pause in (*pauses, None):
+        try:
+            client.send(namespace, request)
+            return
+        except KubeError as error:
+            if pause is None or not error.transient:
+                raise
+            log.warning("retrying %s after a transient error: %s", request.describe()["path"], error)
+            time.sleep(pause)
+
+
+def _describe_changes(moved: Mapping[str, Mapping[str, Any]]) -> str:
+    names = {"podHash": "pod hash", "stepIndex": "step index", "paused": "paused", "aborted": "aborted",
+             "status": "status"}
+    parts = [f"{names.get(k, k)} {v.get('seen')!r} → {v.get('now')!r}" for k, v in moved.items()]
+    return "the rollout has moved on since you looked: " + ", ".join(parts) + "; nothing was sent"

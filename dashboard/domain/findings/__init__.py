@@ -1,0 +1,143 @@
+"""Diagnostics: findings for the known failure modes of a rollout (issue 8), as pure functions.
+
+``detect_findings(view, objects=…, history=…, now=…)`` runs every detector over one rollout's objects, its
+recent history (``dashboard.domain.observations``) and the time, and returns the findings, most severe
+first. ``finding_changes(previous, current, at=…)`` turns two evaluations into ``finding.raised`` /
+``finding.cleared`` timeline events keyed by code and subject. The codes are a contract (DESIGN §3).
+
+Non-goals: I/O, Django settings (thresholds are passed in), performing actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ..timeline import FINDING_CLEARED, FINDING_RAISED, format_time
+from ..observations import EMPTY, Observations, RolloutObjects, observe
+from . import analysis, gitops, progress, releases, replicasets, traffic
+from .base import CRITICAL, INFO, SEVERITY_ORDER, WARNING, Context, Finding, Thresholds
+
+CODES = (
+    releases.RERENDER_RACE,
+    releases.CONFIG_ONLY_REVISION,
+    gitops.PAUSED_REPORTED_DEGRADED,
+    releases.STUCK_AT_STEP_ZERO,
+    replicasets.CODE,
+    progress.CODE,
+    analysis.ANALYSIS_FAILED,
+    analysis.ANALYSIS_INCONCLUSIVE,
+    analysis.METRICS_PROVIDER_ERROR,
+    traffic.WEIGHT_FIGHT,
+    gitops.PIPELINE_RED_ROLLOUT_HEALTHY,
+    analysis.STALE_ANALYSIS_THRESHOLD,
+    traffic.REPLICA_WEIGHTED_CANARY,
+)
+
+__all__ = [
+    "CODES",
+    "CRITICAL",
+    "INFO",
+    "WARNING",
+    "Finding",
+    "Observations",
+    "RolloutObjects",
+    "Thresholds",
+    "detect_findings",
+    "finding_changes",
+    "observe",
+]
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+def _cluster_of(view: Any) -> str:
+    if view is None:
+        return ""
+    cluster = view.get("cluster") if isinstance(view, Mapping) else getattr(view, "cluster", "")
+    return cluster if isinstance(cluster, str) else ""
+
+
+def detect_findings(
+    view: Any,
+    *,
+    objects: RolloutObjects,
+    history: Observations | None = None,
+    now: datetime,
+    applications: Sequence[Mapping[str, Any]] | None = None,
+    pipelines: Mapping[str, str] | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> list[Finding]:
+    """Every finding for the rollout in ``objects``, most severe first.
+
+    ``view`` (a RolloutView or its dict, or None) only supplies the cluster name; everything else is read
+    from the objects so that a view, a dump and a recording agree. ``applications`` defaults to
+    ``objects.applications``; ``pipelines`` maps commit SHAs to pipeline states when they are known.
+    """
+    ctx = Context(
+        cluster=_cluster_of(view),
+        objects=objects,
+        history=history or EMPTY,
+        now=now if now.tzinfo else now.replace(tzinfo=UTC),
+        thresholds=thresholds,
+        applications=tuple(objects.applications if applications is None else applications),
+        pipelines=dict(pipelines or {}),
+    )
+    orphans = replicasets.orphans(ctx)
+    found = [
+        *releases.rerender_race(ctx, orphans),
+        *releases.config_only_revision(ctx),
+        *releases.stuck_at_step_zero(ctx),
+        *replicasets.detect(ctx, orphans),
+        *progress.detect(ctx),
+        *analysis.analysis_outcomes(ctx),
+        *analysis.stale_thresholds(ctx),
+        *traffic.weight_fight(ctx),
+        *traffic.replica_weighted_canary(ctx),
+        *gitops.paused_reported_degraded(ctx),
+        *gitops.pipeline_red_rollout_healthy(ctx),
+    ]
+    found.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), CODES.index(f.code), f.subject))
+    return found
+
+
+def finding_changes(
+    previous: Sequence[Finding], current: Sequence[Finding], *, at: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Timeline events for findings that appeared (``finding.raised``) or went away (``finding.cleared``).
+
+    Findings are matched by (code, subject), so a finding whose evidence changes is neither raised nor
+    cleared again. ``at`` defaults to the finding's ``since`` for raises (when it began).
+    """
+    before = {f.key: f for f in previous}
+    after = {f.key: f for f in current}
+    events = []
+    for key, finding in after.items():
+        if key not in before:
+            events.append(_event(FINDING_RAISED, finding, at or finding.since))
+    for key, finding in before.items():
+        if key not in after:
+            events.append(_event(FINDING_CLEARED, finding, at or datetime.now(UTC)))
+    return events
+
+
+def _event(kind: str, finding: Finding, at: datetime) -> dict[str, Any]:
+    subject = f":{finding.subject}" if finding.subject else ""
+    since = format_time(finding.since)
+    return {
+        "kind": kind,
+        "at": format_time(at),
+        "key": f"{finding.cluster}/{finding.namespace}/{finding.rollout}",
+        "cluster": finding.cluster,
+        "namespace": finding.namespace,
+        "rollout": finding.rollout,
+        "dedupe": f"finding:{finding.code}{subject}:{since}" + (":cleared" if kind == FINDING_CLEARED else ""),
+        "title": finding.title if kind == FINDING_RAISED else f"Cleared: {finding.title}",
+        "data": {
+            "code": finding.code,
+            "subject": finding.subject or None,
+            "severity": finding.severity,
+            "since": since,
+        },
+    }

@@ -1,0 +1,321 @@
+"""Findings from the release's AnalysisRuns.
+
+- ``analysis-failed`` (critical), ``analysis-inconclusive`` (warning): the latest run of a kind (step i,
+  background, pre/post-promotion) for the current pod hash ended that way.
+- ``metrics-provider-error`` (critical): the analysis itself errored (phase Error, or a running metric that
+  keeps erroring): the metrics backend may be down, so automated rollback cannot protect this release.
+- ``stale-analysis-threshold`` (warning): a metric's threshold sits far from what its recent successful runs
+  measured (the baseline is the measurements of the runs at hand).
+
+Non-goals: evaluating conditions, querying the provider (a later issue adds Prometheus).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ..objects import as_int, as_str, dig, dig_map, dig_str, maps, parse_time, rfc3339, str_map
+from .base import CRITICAL, HASH_LABEL, WARNING, Context, Finding
+
+ANALYSIS_FAILED = "analysis-failed"
+ANALYSIS_INCONCLUSIVE = "analysis-inconclusive"
+METRICS_PROVIDER_ERROR = "metrics-provider-error"
+STALE_ANALYSIS_THRESHOLD = "stale-analysis-threshold"
+
+# "result[0] < 0.05", "result >= 0.995", "0.05 > result[0]" is not supported (upstream examples never do it).
+_CONDITION = re.compile(r"^\s*result(?:\[0\])?\s*(<=|<|>=|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _time(run: Mapping[str, Any]) -> datetime:
+    return (
+        parse_time(dig(run, "status", "completedAt"))
+        or parse_time(dig(run, "status", "startedAt"))
+        or parse_time(dig(run, "metadata", "creationTimestamp"))
+        or EPOCH
+    )
+
+
+def _kind(run: Mapping[str, Any]) -> tuple[str, str]:
+    labels = str_map(dig(run, "metadata", "labels"))
+    return labels.get("rollout-type", ""), labels.get("step-index", "")
+
+
+def _describe_kind(run: Mapping[str, Any]) -> str:
+    kind, step = _kind(run)
+    if kind == "Step" and step:
+        return f"step {step} analysis"
+    return f"{kind.lower()} analysis" if kind else "analysis"
+
+
+def latest_runs(ctx: Context) -> list[Mapping[str, Any]]:
+    """The newest run of each kind for the current pod hash."""
+    latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for run in ctx.analysis_runs:
+        if str_map(dig(run, "metadata", "labels")).get(HASH_LABEL) != ctx.current_hash:
+            continue
+        key = _kind(run)
+        if key not in latest or (_time(run), dig_str(run, "metadata", "name")) > (
+            _time(latest[key]),
+            dig_str(latest[key], "metadata", "name"),
+        ):
+            latest[key] = run
+    return sorted(latest.values(), key=lambda r: dig_str(r, "metadata", "name"))
+
+
+def _metric_summaries(run: Mapping[str, Any], phases: set[str]) -> list[dict[str, Any]]:
+    summaries = []
+    for result in maps(dig(run, "status", "metricResults")):
+        if as_str(result.get("phase")) not in phases and not (
+            "Error" in phases and as_int(result.get("consecutiveError")) > 0
+        ):
+            continue
+        measurements = maps(result.get("measurements"))
+        summaries.append(
+            {
+                "metric": as_str(result.get("name")),
+                "phase": as_str(result.get("phase")),
+                "successful": as_int(result.get("successful")),
+                "failed": as_int(result.get("failed")),
+                "inconclusive": as_int(result.get("inconclusive")),
+                "error": as_int(result.get("error")),
+                "consecutiveError": as_int(result.get("consecutiveError")),
+                "lastValues": [as_str(m.get("value")) for m in measurements[-3:] if m.get("value") is not None],
+                "lastMessage": next(
+                    (as_str(m.get("message")) for m in reversed(measurements) if m.get("message")), None
+                ),
+                "message": as_str(result.get("message")) or None,
+            }
+        )
+    return summaries
+
+
+def _spec_metric(run: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    return next((m for m in maps(dig(run, "spec", "metrics")) if m.get("name") == name), {})
+
+
+def _provider(metric: Mapping[str, Any]) -> tuple[str, str | None]:
+    provider = dig_map(metric, "provider")
+    for name, body in provider.items():
+        address = dig(body, "address")
+        return str(name), address if isinstance(address, str) else None
+    return "", None
+
+
+def analysis_outcomes(ctx: Context) -> list[Finding]:
+    if not ctx.current_hash or ctx.fully_promoted:
+        return []
+    findings = []
+    for run in latest_runs(ctx):
+        phase = dig_str(run, "status", "phase")
+        name = dig_str(run, "metadata", "name")
+        since = _time(run)
+        runbook = ctx.runbook
+        if phase == "Failed":
+            metrics = _metric_summaries(run, {"Failed"})
+            names = ", ".join(m["metric"] for m in metrics) or "a metric"
+            findings.append(
+                ctx.finding(
+                    ANALYSIS_FAILED,
+                    CRITICAL,
+                    f"Analysis failed: {names}",
+                    f"The {_describe_kind(run)} {name} failed on {names}, so the controller aborts this update "
+                    "and sends traffic back to stable. Read the measurements before retrying: a retry runs the "
+                    "same canary against the same threshold.",
+                    {
+                        "analysisRun": name,
+                        "phase": phase,
+                        "message": dig_str(run, "status", "message") or None,
+                        "metrics": metrics,
+                        "aborted": ctx.aborted,
+                    },
+                    [runbook.analysis_run(name), runbook.get_rollout()],
+                    since,
+                    subject=name,
+                )
+            )
+        elif phase == "Inconclusive":
+            metrics = _metric_summaries(run, {"Inconclusive"})
+            findings.append(
+                ctx.finding(
+                    ANALYSIS_INCONCLUSIVE,
+                    WARNING,
+                    "Analysis inconclusive: a person has to decide",
+                    f"The {_describe_kind(run)} {name} was inconclusive, so the rollout pauses until someone "
+                    "promotes or aborts it. Look at the measurements and decide; nothing proceeds on its own.",
+                    {"analysisRun": name, "phase": phase, "metrics": metrics},
+                    [runbook.analysis_run(name), runbook.argo("promote"), runbook.argo("abort")],
+                    since,
+                    subject=name,
+                )
+            )
+        else:
+            finding = _provider_error(ctx, run, phase)
+            if finding is not None:
+                findings.append(finding)
+    return findings
+
+
+def _provider_error(ctx: Context, run: Mapping[str, Any], phase: str) -> Finding | None:
+    streak = ctx.thresholds.provider_error_streak
+    erroring = [
+        r
+        for r in maps(dig(run, "status", "metricResults"))
+        if as_str(r.get("phase")) == "Error" or (phase == "Running" and as_int(r.get("consecutiveError")) >= streak)
+    ]
+    if phase != "Error" and not erroring:
+        return None
+    name = dig_str(run, "metadata", "name")
+    metrics = _metric_summaries(run, {"Error"})
+    providers = []
+    for metric in metrics:
+        kind, address = _provider(_spec_metric(run, metric["metric"]))
+        providers.append({"metric": metric["metric"], "provider": kind or None, "address": address})
+    runbook = ctx.runbook
+    commands = [runbook.analysis_run(name), runbook.get_rollout()]
+    if not ctx.aborted:
+        commands.append(runbook.argo("abort"))
+    if ctx.stable_hash:
+        commands.append(runbook.pods_of(ctx.stable_hash))
+    for provider in providers:
+        if provider["provider"] == "prometheus" and provider["address"]:
+            commands.append(f"curl -sf {provider['address'].rstrip('/')}/-/ready")
+    first_error = min(
+        (
+            t
+            for r in erroring
+            for m in maps(r.get("measurements"))
+            if as_str(m.get("phase")) == "Error"
+            for t in [parse_time(m.get("startedAt")) or parse_time(m.get("finishedAt"))]
+            if t is not None
+        ),
+        default=None,
+    )
+    return ctx.finding(
+        METRICS_PROVIDER_ERROR,
+        CRITICAL,
+        "Analysis errored: the metrics provider may be down",
+        f"The {_describe_kind(run)} {name} could not measure ({phase}): the metrics backend may be down, so "
+        "automated rollback cannot protect this release. Follow the manual procedure: abort to send traffic "
+        "back to stable, confirm the stable pods serve, and check the provider before any retry.",
+        {"analysisRun": name, "phase": phase, "metrics": metrics, "providers": providers, "aborted": ctx.aborted},
+        commands,
+        first_error or _time(run),
+        subject=name,
+    )
+
+
+# ---- stale thresholds ------------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    while isinstance(parsed, list) and parsed:
+        parsed = parsed[0]
+    if isinstance(parsed, bool) or not isinstance(parsed, int | float) or not math.isfinite(parsed):
+        return None
+    return float(parsed)
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+def _bound(metric: Mapping[str, Any]) -> tuple[str, float, str] | None:
+    """("upper"|"lower", threshold, condition text): which side of the threshold a good value lies on."""
+    for key, good_below in (("successCondition", ("<", "<=")), ("failureCondition", (">", ">="))):
+        text = as_str(metric.get(key))
+        match = _CONDITION.match(text)
+        if match:
+            side = "upper" if match.group(1) in good_below else "lower"
+            return side, float(match.group(2)), f"{key}: {text.strip()}"
+    return None
+
+
+def stale_thresholds(ctx: Context) -> list[Finding]:
+    limits = ctx.thresholds
+    successful = sorted(
+        (r for r in ctx.analysis_runs if dig_str(r, "status", "phase") == "Successful"), key=_time
+    )
+    if len(successful) < limits.stale_min_runs:
+        return []
+    newest_spec: dict[str, Mapping[str, Any]] = {}
+    for run in sorted(ctx.analysis_runs, key=_time):
+        for metric in maps(dig(run, "spec", "metrics")):
+            newest_spec[as_str(metric.get("name"))] = metric
+    findings = []
+    for metric_name, metric in sorted(newest_spec.items()):
+        bound = _bound(metric)
+        if bound is None:
+            continue
+        side, threshold, condition_text = bound
+        values: list[float] = []
+        runs_with_metric: list[Mapping[str, Any]] = []
+        for run in successful:
+            found = [
+                v
+                for r in maps(dig(run, "status", "metricResults"))
+                if r.get("name") == metric_name
+                for m in maps(r.get("measurements"))
+                if as_str(m.get("phase")) == "Successful"
+                for v in [_number(m.get("value"))]
+                if v is not None
+            ]
+            if found:
+                values.extend(found)
+                runs_with_metric.append(run)
+        if len(runs_with_metric) < limits.stale_min_runs or len(values) < limits.stale_min_measurements:
+            continue
+        p95, p5 = _percentile(values, 0.95), _percentile(values, 0.05)
+        verdict = _verdict(side, threshold, p95, p5, limits.stale_threshold_factor)
+        if verdict is None:
+            continue
+        since = _time(runs_with_metric[limits.stale_min_runs - 1])
+        findings.append(
+            ctx.finding(
+                STALE_ANALYSIS_THRESHOLD,
+                WARNING,
+                f"Stale threshold on {metric_name}",
+                f"The {metric_name} threshold ({condition_text}) sits far from what the last "
+                f"{len(runs_with_metric)} successful runs measured (p5 {p5:g}, p95 {p95:g}), so it {verdict}. "
+                "Re-derive it from the current baseline.",
+                {
+                    "metric": metric_name,
+                    "condition": condition_text,
+                    "threshold": threshold,
+                    "side": side,
+                    "p95": p95,
+                    "p5": p5,
+                    "factor": limits.stale_threshold_factor,
+                    "runs": [dig_str(r, "metadata", "name") for r in runs_with_metric],
+                    "measurements": len(values),
+                    "since": rfc3339(since),
+                },
+                [f"kubectl -n {ctx.namespace} get analysistemplates,clusteranalysistemplates -o yaml"],
+                since,
+                subject=metric_name,
+            )
+        )
+    return findings
+
+
+def _verdict(side: str, threshold: float, p95: float, p5: float, factor: float) -> str | None:
+    """Why the threshold is too far from the baseline to catch a bad canary, or None."""
+    if side == "upper" and p95 > 0 and threshold > factor * p95:
+        return f"would pass a canary {threshold / p95:.1f}x worse than normal"
+    if side == "lower" and threshold > 0 and p5 > factor * threshold:
+        return f"would pass a canary measuring {threshold / p5:.2f} of normal"
+    return None

@@ -1,0 +1,99 @@
+"""Findings about how traffic reaches the canary.
+
+- ``weight-fight`` (critical): the canary weight was written back and forth at least N times within the
+  window while the rollout stood still (same pod hash, step and abort state); the writers come from
+  ``managedFields`` as the watcher saw them.
+- ``replica-weighted-canary`` (info): no traffic routing, so the weight is only a replica ratio, and
+  traffic that bypasses the router (workers, cron, cache hits) is not covered.
+
+Non-goals: watching routing objects (Ingress, VirtualService…) themselves; only the weights the rollout
+records are observed.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from ..objects import dig_str, rfc3339
+from .base import CRITICAL, INFO, Context, Finding
+
+WEIGHT_FIGHT = "weight-fight"
+REPLICA_WEIGHTED_CANARY = "replica-weighted-canary"
+ROLLOUTS_CONTROLLER = "rollouts-controller"
+
+
+def weight_fight(ctx: Context) -> list[Finding]:
+    limits = ctx.thresholds
+    window_start = ctx.now - timedelta(seconds=limits.weight_fight_window_seconds)
+    recent = [c for c in ctx.history.weights if c.at >= window_start]
+    if not recent:
+        return []
+    # Only changes that happen while the rollout stands still: a step, a new hash or an abort moves the weight.
+    segment = recent[-1].segment
+    fighting = [c for c in recent if c.segment == segment]
+    if len(fighting) < limits.weight_fight_min_changes or len({c.value for c in fighting}) < 2:
+        return []
+    values = [c.value for c in fighting]
+    if len(set(values)) == len(values):
+        return []  # monotonic moves (10 → 20 → 30) are not a fight; a fight revisits a value
+    writers = sorted({c.writer for c in fighting if c.writer})
+    others = [w for w in writers if w != ROLLOUTS_CONTROLLER]
+    who = " and ".join(writers) if writers else "two writers (managedFields were not available)"
+    apps = [dig_str(a, "metadata", "name") for a in ctx.managing_applications]
+    fix = (
+        "Make ownership explicit: let the rollout controller own the weight and have the other writer "
+        f"ignore it (Argo CD: ignoreDifferences with managedFieldsManagers: [{ROLLOUTS_CONTROLLER}] and "
+        "RespectIgnoreDifferences=true, or exclude the routing object from sync)."
+    )
+    runbook = [ctx.runbook.managed_fields(), ctx.runbook.watch_step_and_hash()]
+    for app in apps:
+        runbook.append(f"argocd app diff {app}")
+    since = ctx.history.weight_episode_start or fighting[0].at
+    return [
+        ctx.finding(
+            WEIGHT_FIGHT,
+            CRITICAL,
+            "Weight fight: two writers keep resetting the canary weight",
+            f"The canary weight was written {len(fighting)} times in "
+            f"{int(limits.weight_fight_window_seconds // 60)} min, flipping between "
+            f"{', '.join(str(v) for v in sorted(set(values)))}, by {who}. Each writer sees the other's value as "
+            f"drift and corrects it, so the canary never gets a stable share of traffic. {fix}",
+            {
+                "field": fighting[-1].field,
+                "changes": [
+                    {"at": rfc3339(c.at), "value": c.value, "writer": c.writer} for c in fighting[-10:]
+                ],
+                "changeCount": len(fighting),
+                "windowSeconds": limits.weight_fight_window_seconds,
+                "writers": writers,
+                "otherWriters": others,
+                "ownershipFix": fix,
+                "applications": apps,
+            },
+            runbook,
+            since,
+        )
+    ]
+
+
+def replica_weighted_canary(ctx: Context) -> list[Finding]:
+    canary = ctx.canary
+    if canary is None or canary.get("trafficRouting") is not None or ctx.fully_promoted:
+        return []
+    weights = [s.get("setWeight") for s in ctx.steps if s.get("setWeight") is not None]
+    if not weights:
+        return []
+    current = ctx.current_rs
+    return [
+        ctx.finding(
+            REPLICA_WEIGHTED_CANARY,
+            INFO,
+            "Weight is a replica ratio, not a traffic split",
+            "This canary has no traffic routing, so its weight is only the share of pods running the new "
+            "version. Traffic that does not go through the Service's load balancing (workers, cron jobs, "
+            "cache hits, long-lived connections) is not split by it.",
+            {"setWeights": weights, "replicas": ctx.rollout.get("spec", {}).get("replicas"), "trafficRouting": None},
+            [ctx.runbook.get_rollout()],
+            (current.created if current else None) or ctx.now,
+        )
+    ]
