@@ -82,6 +82,11 @@ def parser() -> argparse.ArgumentParser:
         default=50_000,
         help="events kept for watches; older resourceVersions get 410 Gone",
     )
+    serve.add_argument(
+        "--prometheus",
+        action="store_true",
+        help="expose the pods' traffic metrics and start a real Prometheus scraping them (127.0.0.1)",
+    )
     sub.add_parser("scenarios", help="list the built-in scenarios")
     return p
 
@@ -144,8 +149,19 @@ async def serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     tasks = [asyncio.create_task(stop.wait())]
+    metrics_stack = contextlib.AsyncExitStack()
     if simulation is not None and scenarios:
         sim = simulation.Simulation(store, scenarios, speed=args.speed, seed=args.seed, faults=faults)
+        if args.prometheus:
+            from kubesim.prometheus import PrometheusUnavailable, attach_prometheus
+
+            try:
+                prom = await metrics_stack.enter_async_context(attach_prometheus(sim))
+                print(f"prometheus: {prom.url} (scraping {prom.traffic_url}/metrics)", flush=True)
+            except PrometheusUnavailable as error:
+                print(f"kubesim: error: {error}", file=sys.stderr)
+                await server.close()
+                return 2
         tasks.append(asyncio.create_task(sim.run()))
     done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     status = 0
@@ -156,6 +172,7 @@ async def serve(args: argparse.Namespace) -> int:
         task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*tasks, return_exceptions=True)
+    await metrics_stack.aclose()
     await server.close()
     print("kubesim stopped", flush=True)
     return status

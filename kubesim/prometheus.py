@@ -9,6 +9,10 @@ SIGTERM to that one process and kills it if it does not exit. ``wait_for_data`` 
 The binary is ``$KUBESIM_PROMETHEUS`` or ``prometheus`` on PATH; ``PrometheusUnavailable`` says how to install
 it. Used by ``python -m kubesim serve --prometheus``, the demo and the tests.
 
+``attach_prometheus(simulation)`` (async, on the simulation's loop) and ``attached_prometheus(handle)`` (sync,
+for a ``kubesim.testing.running_kubesim`` handle) do the whole wiring: the traffic endpoint, the Prometheus
+scraping it, and the simulation's analyses answered from it.
+
 Non-goals: remote storage, alerting rules, TLS, more than one scrape job.
 """
 
@@ -25,10 +29,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kubesim.traffic import TrafficServer, start_traffic_server
 
 INSTALL_HINT = "apt-get install -y --no-install-recommends prometheus"
 
@@ -195,3 +201,62 @@ def running_prometheus(targets: Sequence[str], **options: Any) -> Iterator[Prome
         yield handle
     finally:
         handle.stop()
+
+
+@dataclass
+class AttachedPrometheus:
+    """A Prometheus wired to a simulation: its URL, the traffic endpoint it scrapes, the process."""
+
+    url: str
+    traffic_url: str
+    process: PrometheusProcess
+    traffic: TrafficServer
+
+
+@contextlib.asynccontextmanager
+async def attach_prometheus(
+    simulation: Any, *, scrape_interval: float = 1.0, directory: Path | None = None
+) -> AsyncIterator[AttachedPrometheus]:
+    """Serve ``simulation``'s traffic, start Prometheus scraping it, and route its analyses there.
+
+    Call on the simulation's event loop (``python -m kubesim serve --prometheus`` and the demo do). Raises
+    PrometheusUnavailable (with the install command) when the binary is missing or will not start.
+    """
+    import asyncio
+
+    traffic = await start_traffic_server(simulation.traffic)
+    loop = asyncio.get_running_loop()
+    try:
+        process = await loop.run_in_executor(
+            None,
+            lambda: start_prometheus(
+                [traffic.target], scrape_interval=scrape_interval, directory=directory
+            ),
+        )
+    except BaseException:
+        await traffic.close()
+        raise
+    simulation.use_prometheus(process.url)
+    try:
+        yield AttachedPrometheus(process.url, traffic.url, process, traffic)
+    finally:
+        await loop.run_in_executor(None, process.stop)
+        await traffic.close()
+
+
+@contextlib.contextmanager
+def attached_prometheus(handle: Any, *, scrape_interval: float = 1.0) -> Iterator[AttachedPrometheus]:
+    """The same wiring for a ``running_kubesim`` handle, from a test thread; stops Prometheus on exit."""
+    simulation = handle.simulation
+    traffic: TrafficServer = handle.call(start_traffic_server, simulation.traffic)
+    try:
+        process = start_prometheus([traffic.target], scrape_interval=scrape_interval)
+    except BaseException:
+        handle.call(traffic.close)
+        raise
+    try:
+        handle.call(simulation.use_prometheus, process.url)
+        yield AttachedPrometheus(process.url, traffic.url, process, traffic)
+    finally:
+        process.stop()
+        handle.call(traffic.close)

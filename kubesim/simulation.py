@@ -41,6 +41,7 @@ from kubesim.controller.common import (
 )
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
+from kubesim.flagger import FlaggerController
 from kubesim.gitops import GitOps, rollout_manifest
 from kubesim.metrics import (
     MetricProvider,
@@ -117,6 +118,7 @@ class Simulation:
             store, self.cache, self.clock, self.enqueue, self._pod_policy, random.Random(seed + 1)
         )
         self.gitops = GitOps(store, self.cache, self.clock, self.enqueue, random.Random(seed + 2))
+        self.flagger = FlaggerController(store, self.clock, self.enqueue, self.provider)
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
             "replicaset": self.replicasets.reconcile,
@@ -126,6 +128,9 @@ class Simulation:
             "event": self._run_event,
             "writer": self._run_writer,
             "churn": self._churn,
+            "canary": self.flagger.tick,
+            "canary-change": self.flagger.change,
+            "deployment-ready": self.flagger.make_ready,
         }
         for resource in self.cache.resources:
             items, _ = store.list(resource)
@@ -277,6 +282,7 @@ class Simulation:
                 self.enqueue("writer", ("", str(len(self._writers) - 1)), writer.every)
             if scenario.fleet is not None:
                 self._seed_fleet(scenario)
+            self.flagger.seed(scenario.canaries)
 
     def _register_pods(self, defn: RolloutDef) -> None:
         self._pods[(defn.namespace, defn.name)] = PodBehaviour(ready_seconds=defn.pod_ready_seconds)
@@ -444,3 +450,4 @@ class Simulation:
 
     def close(self) -> None:
         self._unsubscribe()
+        self.flagger.close()

@@ -9,5 +9,8 @@ urlpatterns = [
     # The app's few static files are served by the app itself (no collectstatic step, no extra server):
     # every mode, embedded included, works from one process.
     re_path(r"^static/(?P<path>.+)$", serve_static, {"insecure": True}),
+    path("", include("dashboard.gitops.urls")),  # webhook receivers (signature-authenticated, no login)
+    path("", include("dashboard.actions.urls")),
+    path("", include("dashboard.access.urls")),
     path("", include("dashboard.web.urls")),
 ]

@@ -89,7 +89,7 @@ def objects(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     batch=st.lists(objects(), min_size=1, max_size=6),
     event_types=st.lists(st.sampled_from(["ADDED", "MODIFIED", "DELETED"]), min_size=6, max_size=6),

@@ -29,7 +29,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 
-from dashboard.access.policy import GET, ROLE_PREFIX, Policy, PolicyError, parse_policy, role_rules
+from dashboard.access.policy import GET, ROLE_PREFIX, Policy, PolicyError, Rule, parse_policy, role_rules
 
 log = logging.getLogger(__name__)
 _CACHE_ATTR = "_rollouts_access"
@@ -127,7 +127,7 @@ def _stored(user: Any) -> tuple[set[str], Policy]:
     groups = set(user.groups.values_list("name", flat=True))
     sso = SingleSignOnIdentity.objects.filter(user=user).values_list("groups", flat=True).first()
     groups |= {str(g) for g in sso or () if g}
-    rules = []
+    rules: list[Rule] = []
     for grant in Grant.objects.filter(Q(user=user) | Q(group__in=groups)).select_related("role", "user"):
         rules.extend(role_rules(grant.subject, grant.role.action_list(), grant.scope, allow=not grant.deny))
     return groups, Policy(tuple(rules))
@@ -160,7 +160,7 @@ def _in_event_loop() -> bool:
 def _cached(user: Any) -> Access | None:
     entry = getattr(user, _CACHE_ATTR, None) if user is not None else None
     if entry is not None and time.monotonic() - entry[0] < float(settings.ACCESS_CACHE_SECONDS):
-        return entry[1]  # type: ignore[no-any-return]
+        return entry[1]
     return None
 
 

@@ -103,7 +103,7 @@ class AuditEntry(models.Model):
         if self.outcome != Outcome.ACCEPTED:
             return self
         try:
-            return self.result  # type: ignore[no-any-return]
+            return self.result
         except AuditEntry.DoesNotExist:
             return None
 

@@ -151,8 +151,10 @@ def _status_plan(name: str, body: Mapping[str, Any], summary: str) -> Plan:
 
 
 def _abort_summary(rollout: Mapping[str, Any]) -> str:
-    return f"Abort the update to {dig_str(rollout, 'status', 'currentPodHash') or 'the new revision'}: " \
+    return (
+        f"Abort the update to {dig_str(rollout, 'status', 'currentPodHash') or 'the new revision'}: "
         "traffic and replicas go back to the stable ReplicaSet"
+    )
 
 
 def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step: bool = False) -> Plan:
@@ -222,8 +224,11 @@ def resume(rollout: Mapping[str, Any]) -> Plan:
     if not requests:
         return Plan(note="the rollout is not paused; nothing was sent", summary="Resume")
     fallback = (Request("rollout", name, {"spec": {"paused": False}, "status": {"pauseConditions": None}}),)
-    return Plan(tuple(requests), without_status=fallback if requests[0].target == "status" else (),
-                summary="Resume: lift the pause")
+    return Plan(
+        tuple(requests),
+        without_status=fallback if requests[0].target == "status" else (),
+        summary="Resume: lift the pause",
+    )
 
 
 def _revision_param(value: Any) -> int:
@@ -280,11 +285,13 @@ def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], 
     revision = revision_of(target)
     summary = f"Roll back to revision {revision} (ReplicaSet {dig_str(target, 'metadata', 'name')})"
     if _derivative(template, dig_map(rollout, "spec", "template")):
-        return Plan(note=f"skipped rollback (current template already matches revision {revision})",
-                    summary=summary)
+        return Plan(
+            note=f"skipped rollback (current template already matches revision {revision})", summary=summary
+        )
     body = [{"op": "replace", "path": "/spec/template", "value": template}]
-    return Plan((Request("rollout", name, body, patch_type="json"),), summary=summary,
-                extra={"revision": revision})
+    return Plan(
+        (Request("rollout", name, body, patch_type="json"),), summary=summary, extra={"revision": revision}
+    )
 
 
 def _derivative(a: Any, b: Any) -> bool:

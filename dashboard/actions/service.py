@@ -66,10 +66,19 @@ def _groups_of(user: Any) -> list[str]:
     return sorted(s for s in access.subjects if s != username and not s.startswith("role:"))
 
 
+ANONYMOUS = "(anonymous)"
+
+
+def _actor(user: Any) -> str:
+    if not getattr(user, "is_authenticated", False):
+        return ANONYMOUS
+    return str(getattr(user, "username", "") or "")
+
+
 def _row(user: Any, action: str, key: str, **fields: Any) -> AuditEntry:
     cluster, namespace, name = split_key(key)
     entry = AuditEntry(
-        actor=str(getattr(user, "username", "") or "") if user is not None else "",
+        actor=_actor(user),
         groups=_groups_of(user) if getattr(user, "is_authenticated", False) else [],
         action=action[:32],
         cluster=cluster,
@@ -81,6 +90,11 @@ def _row(user: Any, action: str, key: str, **fields: Any) -> AuditEntry:
     return entry
 
 
+def attempt_refused(user: Any, action: str, key: str, detail: str) -> AuditEntry:
+    """Audit an attempt turned away before it could be understood (bad body, unknown action …)."""
+    return _row(user, action, key, outcome=Outcome.DENIED, detail=detail)
+
+
 def _clean_seen(seen: Any) -> dict[str, Any] | str:
     """What the user saw, or the reason it cannot be used."""
     if not isinstance(seen, Mapping):
@@ -88,7 +102,11 @@ def _clean_seen(seen: Any) -> dict[str, Any] | str:
     cleaned = {k: seen[k] for k in (*plans.COMPARED, "status", "resourceVersion") if k in seen}
     if "podHash" not in cleaned and "stepIndex" not in cleaned:
         return "say what you saw: 'seen' needs at least podHash or stepIndex"
-    if "stepIndex" in cleaned and cleaned["stepIndex"] is not None and not isinstance(cleaned["stepIndex"], int):
+    if (
+        "stepIndex" in cleaned
+        and cleaned["stepIndex"] is not None
+        and not isinstance(cleaned["stepIndex"], int)
+    ):
         return f"seen.stepIndex must be a whole number or null, got {cleaned['stepIndex']!r}"
     return cleaned
 
@@ -135,7 +153,9 @@ def rollout_act(
     idempotency_key = (idempotency_key or "").strip()
     base: dict[str, Any] = {"seen": seen if isinstance(seen, Mapping) else {}}
     if len(idempotency_key) > MAX_KEY_LENGTH:
-        return _row(user, action, key, outcome=Outcome.DENIED, detail="the idempotency key is too long", **base), False
+        return _row(
+            user, action, key, outcome=Outcome.DENIED, detail="the idempotency key is too long", **base
+        ), False
     if not getattr(user, "is_authenticated", False) or not access_for(user).can(action, key):
         detail = f"not permitted to {action} {key}"
         return _row(user, action, key, outcome=Outcome.DENIED, detail=detail, **base), False
@@ -146,7 +166,8 @@ def rollout_act(
         if earlier is not None:
             return _replay(earlier, action, key)
     if rate_limited(user):
-        detail = f"rate limited: at most {settings.ACTIONS_RATE_LIMIT} actions per {settings.ACTIONS_RATE_WINDOW_SECONDS} s"
+        limit, window = settings.ACTIONS_RATE_LIMIT, settings.ACTIONS_RATE_WINDOW_SECONDS
+        detail = f"rate limited: at most {limit} actions per {window} s; try again later"
         return _row(user, action, key, outcome=Outcome.DENIED, detail=detail, **base), False
     cleaned_seen = _clean_seen(seen)
     if isinstance(cleaned_seen, str):
@@ -172,7 +193,9 @@ def rollout_act(
         return _replay(earlier, action, key)
     from dashboard.actions.tasks import execute_action
 
-    transaction.on_commit(lambda: execute_action.delay(entry.pk))
+    # Sent at once, not on commit: callers are not inside a transaction (views run in autocommit), and
+    # the inline (eager) mode then answers with the outcome straight away.
+    execute_action.delay(entry.pk)
     return entry, False
 
 
@@ -235,8 +258,11 @@ def rollout_lock(key: str) -> Iterator[None]:
         import redis
 
         client = redis.Redis.from_url(settings.REDIS_URL)
-        lock = client.lock(f"{settings.LIVE_REDIS_PREFIX}action-lock:{key}", timeout=LOCK_SECONDS,
-                           blocking_timeout=LOCK_SECONDS)
+        lock = client.lock(
+            f"{settings.LIVE_REDIS_PREFIX}action-lock:{key}",
+            timeout=LOCK_SECONDS,
+            blocking_timeout=LOCK_SECONDS,
+        )
         if not lock.acquire():
             raise TransientKubeError(f"another action on {key} is still running")
         try:
@@ -355,7 +381,12 @@ def _send_one(client: ActionClient, namespace: str, request: plans.Request, *, r
 
 
 def _describe_changes(moved: Mapping[str, Mapping[str, Any]]) -> str:
-    names = {"podHash": "pod hash", "stepIndex": "step index", "paused": "paused", "aborted": "aborted",
-             "status": "status"}
+    names = {
+        "podHash": "pod hash",
+        "stepIndex": "step index",
+        "paused": "paused",
+        "aborted": "aborted",
+        "status": "status",
+    }
     parts = [f"{names.get(k, k)} {v.get('seen')!r} → {v.get('now')!r}" for k, v in moved.items()]
     return "the rollout has moved on since you looked: " + ", ".join(parts) + "; nothing was sent"

@@ -34,5 +34,8 @@ def execute_action(self: Any, entry_id: int) -> int:
     try:
         return execute(entry_id, give_up=give_up).pk
     except TransientKubeError as error:
-        raise self.retry(exc=error, countdown=BACKOFF_SECONDS[min(retries, len(BACKOFF_SECONDS) - 1)],
-                         max_retries=settings.ACTIONS_MAX_RETRIES) from None
+        raise self.retry(
+            exc=error,
+            countdown=BACKOFF_SECONDS[min(retries, len(BACKOFF_SECONDS) - 1)],
+            max_retries=settings.ACTIONS_MAX_RETRIES,
+        ) from None

@@ -9,10 +9,12 @@ Non-goals: evaluating conditions or querying metric providers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .analysis_eval import ArgumentError, resolve_metric_args
 from .argocd_health import analysis_run_health
 from .durations import age
 from .objects import (
@@ -272,9 +274,12 @@ def analysis_run_view(run: Mapping[str, Any], now: datetime) -> AnalysisRunView:
     metrics = []
     spec_metrics = maps(dig(run, "spec", "metrics"))
     seen = set()
+    run_args = maps(dig(run, "spec", "args"))
     for spec_metric in spec_metrics:
         name = as_str(spec_metric.get("name"))
         seen.add(name)
+        with suppress(ArgumentError):  # show the query as measured: {{args.…}} resolved, like upstream
+            spec_metric = resolve_metric_args(dict(spec_metric), list(run_args))
         metrics.append(_metric_view(name, spec_metric, results_by_name.get(name, {})))
     for result in results:  # results whose metric is not in the spec (spec trimmed or missing)
         name = as_str(result.get("name"))

@@ -223,8 +223,8 @@ class ApplicationView:
             "valuesFrom": self.values_from,
             "conditions": list(self.conditions),
             "history": [{**a.render.to_dict(), "commit": a.commit, "reason": a.reason} for a in attributed],
-            # How many renders the commit now synced produced (2+ is the re-render race).
-            "renders": sum(1 for a in attributed if a.commit == current and a.render.changed != CHANGE_NONE),
+            # How many renders the commit now synced produced in one go (2+ is the re-render race).
+            "renders": len(split_renders(attributed).get(current or "", ())) or (1 if attributed else 0),
         }
 
 
@@ -416,7 +416,9 @@ def application_view(app: Mapping[str, Any]) -> ApplicationView:
     )
 
 
-def gitops_for_rollout(applications: Sequence[Mapping[str, Any]], namespace: str, name: str) -> dict[str, Any] | None:
+def gitops_for_rollout(
+    applications: Sequence[Mapping[str, Any]], namespace: str, name: str
+) -> dict[str, Any] | None:
     """What the watcher puts under a RolloutView's ``gitops`` key: the managing Application, or None.
 
     When several Applications list the Rollout (a misconfiguration Argo CD flags as
@@ -446,9 +448,9 @@ def attribute_renders(
     ``commits`` are known merges/pushes as (sha, time), from webhooks; optional. Rules, in order:
 
     * a render that moved the revision belongs to the revision it moved to;
-    * a render that only changed inline inputs, followed within ``window`` by a render that moved the revision,
-      is the first half of a split render: it belongs to that next revision (the commit's inline values
-      reached the Application before its values file reached the checkout);
+    * a render that only changed inline inputs, followed within ``window`` by a render that moved the
+      revision, is the first half of a split render: it belongs to that next revision (the commit's inline
+      values reached the Application before its values file reached the checkout);
     * otherwise, a values-only render belongs to the newest known commit that landed before it and that no
       earlier render had synced — the change came with that commit; failing that, to its own revision;
     * a re-sync of unchanged inputs belongs to its revision and made no new pod template.
@@ -470,7 +472,9 @@ def attribute_renders(
             else:
                 landed = _newest_commit_before(commits, render.at, synced | set(render.revisions))
                 if landed is not None:
-                    out.append(Attribution(render, landed, "inline values of a commit not yet synced from git"))
+                    out.append(
+                        Attribution(render, landed, "inline values of a commit not yet synced from git")
+                    )
                 else:
                     out.append(Attribution(render, own, "inline values changed in the Application"))
         else:
@@ -510,13 +514,33 @@ def _newest_commit_before(
     return max(landed)[1] if landed else None
 
 
-def split_renders(attributions: Sequence[Attribution]) -> dict[str, list[Render]]:
-    """Commits that produced two or more pod-template renders (re-syncs of unchanged inputs excluded)."""
+def split_renders(
+    attributions: Sequence[Attribution], *, window: timedelta = SPLIT_RENDER_WINDOW
+) -> dict[str, list[Render]]:
+    """Commits rendered two or more times within ``window`` of each other (the re-render race).
+
+    Re-syncs of unchanged inputs are left out (they make no new pod template); so are renders of one commit
+    hours apart (a later edit of the Application is a change of its own, not half of a split render).
+    """
     by_commit: dict[str, list[Render]] = {}
     for a in attributions:
         if a.commit and a.render.changed != CHANGE_NONE:
             by_commit.setdefault(a.commit, []).append(a.render)
-    return {sha: renders for sha, renders in by_commit.items() if len(renders) > 1}
+    found: dict[str, list[Render]] = {}
+    for sha, renders in by_commit.items():
+        group: list[Render] = []
+        for render in renders:
+            last = group[-1] if group else None
+            close = (
+                last is not None
+                and last.at is not None
+                and render.at is not None
+                and render.at - last.at <= window
+            )
+            group = [*group, render] if close else [render]
+            if len(group) > 1:
+                found[sha] = group
+    return found
 
 
 def render_for_release(
@@ -531,10 +555,28 @@ def render_for_release(
     if started_at is None:
         return None
     candidates = [
-        r for r in renders if r.at is not None and r.at <= started_at + CLOCK_SKEW and r.changed != CHANGE_NONE
+        r
+        for r in renders
+        if r.at is not None and r.at <= started_at + CLOCK_SKEW and r.changed != CHANGE_NONE
     ]
     if not candidates:
         return None
     latest = max(r.at for r in candidates if r.at is not None)
     tied = [r for r in candidates if r.at == latest]
     return next((r for r in tied if git_revision in r.revisions), tied[-1])
+
+
+def render_from_dict(data: Mapping[str, Any]) -> Render:
+    """A ``Render`` back from its ``to_dict`` form (as it travels in a published view); never raises."""
+    data = as_map(data)
+    revisions = tuple(r for r in as_list(data.get("revisions")) if isinstance(r, str))
+    return Render(
+        id=as_int(data.get("id")) if isinstance(data.get("id"), int) else None,
+        revisions=revisions,
+        started_at=parse_time(data.get("startedAt")),
+        deployed_at=parse_time(data.get("deployedAt")),
+        inputs=as_str(data.get("inputs")),
+        initiated_by=as_str(data.get("initiatedBy")),
+        automated=as_bool(data.get("automated")),
+        changed=as_str(data.get("changed"), CHANGE_FIRST),
+    )

@@ -29,7 +29,6 @@ from .durations import age
 from .objects import (
     as_bool,
     as_list,
-    as_map,
     as_str,
     dig,
     dig_map,
@@ -91,13 +90,22 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern))
     for kind, pattern in (
         ("waiting-rollout", r"^Halt (?P<canary>\S+) advancement waiting for approval (?P<hook>\S+)$"),
-        ("waiting-promotion", r"^Halt (?P<canary>\S+) advancement waiting for promotion approval (?P<hook>\S+)$"),
+        (
+            "waiting-promotion",
+            r"^Halt (?P<canary>\S+) advancement waiting for promotion approval (?P<hook>\S+)$",
+        ),
         (
             "waiting-traffic",
             r"^Halt (?P<canary>\S+) advancement waiting for traffic increase approval (?P<hook>\S+)$",
         ),
-        ("pre-rollout-failed", r"^Halt (?P<canary>\S+) advancement pre-rollout check (?P<hook>\S+) failed (?P<error>.*)$"),
-        ("rollout-hook-failed", r"^Halt (?P<canary>\S+) advancement external check (?P<hook>\S+) failed (?P<error>.*)$"),
+        (
+            "pre-rollout-failed",
+            r"^Halt (?P<canary>\S+) advancement pre-rollout check (?P<hook>\S+) failed (?P<error>.*)$",
+        ),
+        (
+            "rollout-hook-failed",
+            r"^Halt (?P<canary>\S+) advancement external check (?P<hook>\S+) failed (?P<error>.*)$",
+        ),
         (
             "metric-failed",
             r"^Halt (?P<canary>\S+) advancement success rate (?P<value>[-\d.]+)% < (?P<threshold>\S+)%$",
@@ -108,18 +116,29 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "metric-failed",
-            r"^Halt (?P<canary>\S+) advancement (?P<metric>\S+) (?P<value>[-\d.eE+]+|NaN) (?P<op>[<>]) (?P<threshold>\S+)$",
+            r"^Halt (?P<canary>\S+) advancement (?P<metric>\S+) "
+            r"(?P<value>[-\d.eE+]+|NaN) (?P<op>[<>]) (?P<threshold>\S+)$",
         ),
-        ("metric-no-values", r"^Halt advancement no values found for (?P<provider>\S+) metric (?P<metric>\S+)"),
+        (
+            "metric-no-values",
+            r"^Halt advancement no values found for (?P<provider>\S+) metric (?P<metric>\S+)",
+        ),
         ("metric-error", r"^(?:Metric query failed|Error checking metric providers)"),
-        ("hook-passed", r"^(?P<hooktype>Pre-rollout|Confirm-rollout|Confirm-promotion|Post-rollout) check (?P<hook>\S+) passed$"),
+        (
+            "hook-passed",
+            r"^(?P<hooktype>Pre-rollout|Confirm-rollout|Confirm-promotion|Post-rollout) "
+            r"check (?P<hook>\S+) passed$",
+        ),
         ("rollback-passed", r"^Rollback check (?P<hook>\S+) passed$"),
         ("rollback-idle", r"^Rollback hook (?P<hook>\S+) not signaling a rollback$"),
         ("post-rollout-failed", r"^Post-rollout hook (?P<hook>\S+) failed (?P<error>.*)$"),
         ("weight", r"^Advance (?P<canary>\S+) canary weight (?P<weight>\d+)$"),
         ("iteration", r"^Advance (?P<canary>\S+) canary iteration (?P<iteration>\d+)/(?P<of>\d+)$"),
         ("primary-weight", r"^Advance (?P<canary>\S+) primary weight (?P<weight>\d+)$"),
-        ("rollback-threshold", r"^Rolling back (?P<canary>\S+) failed checks threshold reached (?P<checks>\d+)$"),
+        (
+            "rollback-threshold",
+            r"^Rolling back (?P<canary>\S+) failed checks threshold reached (?P<checks>\d+)$",
+        ),
         ("rollback-manual", r"^Rolling back (?P<canary>\S+) manual webhook invoked$"),
         ("rollback-deadline", r"^Rolling back (?P<canary>\S+) progress deadline exceeded (?P<error>.*)$"),
         ("failed", r"^Canary failed! Scaling down (?P<target>\S+)$"),
@@ -225,7 +244,9 @@ def canary_events(canary: Mapping[str, Any], events: Iterable[Mapping[str, Any]]
         last = _event_time(event)
         first = parse_time(event.get("firstTimestamp")) or last
         count = opt_int(event.get("count")) or opt_int(dig(event, "series", "count")) or 1
-        item = CanaryEvent(as_str(event.get("type"), "Normal"), message, kind, fields, count, first, last, combined)
+        item = CanaryEvent(
+            as_str(event.get("type"), "Normal"), message, kind, fields, count, first, last, combined
+        )
         picked.append((last or epoch, index, item))
     picked.sort(key=lambda entry: (entry[0], entry[1]))
     return tuple(item for _, _, item in picked)
@@ -347,13 +368,19 @@ def routing_object(canary: Mapping[str, Any]) -> tuple[str, str, str] | None:
     return (known[0], known[1], apex) if known else None
 
 
-def routed_weights(route: Mapping[str, Any], primary_service: str, canary_service: str) -> tuple[int, int] | None:
+def routed_weights(
+    route: Mapping[str, Any], primary_service: str, canary_service: str
+) -> tuple[int, int] | None:
     """(primary, canary) weights read from a routing object's backends, for the common shapes."""
     found: dict[str, int] = {}
 
     def visit(node: Any) -> None:
         if isinstance(node, Mapping):
-            name = as_str(node.get("name")) or as_str(node.get("service")) or as_str(dig(node, "destination", "host"))
+            name = (
+                as_str(node.get("name"))
+                or as_str(node.get("service"))
+                or as_str(dig(node, "destination", "host"))
+            )
             weight = opt_int(node.get("weight"))
             if name in (primary_service, canary_service) and weight is not None:
                 found.setdefault(name, weight)
@@ -655,16 +682,18 @@ def canary_view(
     target_kind = as_str(target.get("kind"), "Deployment")
     flagger_strategy = deployment_strategy(analysis)
     provider = as_str(spec.get("provider"))
-    conditions = tuple(
-        {k: as_str(v) for k, v in c.items()} for c in maps(status.get("conditions"))
-    )
+    conditions = tuple({k: as_str(v) for k, v in c.items()} for c in maps(status.get("conditions")))
     promoted = next((c for c in conditions if c.get("type") == "Promoted"), {})
     condition_message = promoted.get("message", "")
     phase_since = parse_time(promoted.get("lastUpdateTime")) or parse_time(promoted.get("lastTransitionTime"))
     parsed_events = canary_events(canary, events)
     services = service_names(canary)
     routing = routing_object(canary)
-    related = [o for o in objects if isinstance(o, Mapping) and dig_str(o, "metadata", "namespace") in ("", namespace)]
+    related = [
+        o
+        for o in objects
+        if isinstance(o, Mapping) and dig_str(o, "metadata", "namespace") in ("", namespace)
+    ]
     workloads = _workloads(related, target_kind, target_name)
     route_weights = _route_weights(related, routing, services)
 
@@ -699,8 +728,9 @@ def canary_view(
                 None,
                 None,
                 "Kubernetes Events (client-go EventAggregator)",
-                "Some events read '(combined from similar events)': every Flagger event has reason Synced, so "
-                "after 10 distinct messages Kubernetes folds older ones away. The event webhook or Flagger's "
+                "Some events read '(combined from similar events)': every Flagger event has reason "
+                "Synced, so after 10 distinct messages Kubernetes folds older ones away. "
+                "The event webhook or Flagger's "
                 "logs have the full timeline.",
             )
         )
@@ -772,7 +802,11 @@ def _workloads(related: Sequence[Mapping[str, Any]], kind: str, target: str) -> 
     found = []
     for role, wanted in (("primary", f"{target}-primary"), ("canary", target)):
         obj = next(
-            (o for o in related if as_str(o.get("kind")) == kind and dig_str(o, "metadata", "name") == wanted),
+            (
+                o
+                for o in related
+                if as_str(o.get("kind")) == kind and dig_str(o, "metadata", "name") == wanted
+            ),
             None,
         )
         if obj is None:
@@ -835,7 +869,10 @@ def _weights(
         if held is None and last_advance is not None:
             held, where = int(last_advance.fields["weight"]), f"event '{last_advance.message}'"
         if held is None:
-            held, where = top, "spec.analysis (Flagger only asks for promotion once the max weight is reached)"
+            held, where = (
+                top,
+                "spec.analysis (Flagger only asks for promotion once the max weight is reached)",
+            )
         set_weight = held
         if actual is None:
             actual, source = held, where
@@ -847,8 +884,9 @@ def _weights(
                     raw,
                     held,
                     where or "",
-                    f"status.canaryWeight reads {raw} in WaitingPromotion, but the router still sends {held}% to "
-                    f"the canary (Flagger resets the status field when the phase changes; issue #1819).",
+                    f"status.canaryWeight reads {raw} in WaitingPromotion, but the router still sends "
+                    f"{held}% to the canary (Flagger resets the status field when the phase changes; "
+                    "issue #1819).",
                 )
             )
     elif actual is None and raw is not None:
@@ -872,8 +910,8 @@ def _iterations(
                     raw,
                     truth,
                     "spec.analysis.iterations",
-                    f"status.iterations reads {raw} in WaitingPromotion: Flagger writes analysis.iterations - 1 "
-                    f"there ({wanted} - 1). "
+                    f"status.iterations reads {raw} in WaitingPromotion: Flagger writes "
+                    f"analysis.iterations - 1 there ({wanted} - 1). "
                     + (
                         "The canary strategy does not count iterations at all."
                         if strategy == "canary"
@@ -928,11 +966,18 @@ def _failed_checks_notes(
             source = f"event '{reached.message}'"
         else:
             since = parse_time(condition.get("lastTransitionTime"))
-            halts = [e for e in events if e.kind in ("metric-failed", "metric-no-values", "pre-rollout-failed", "rollout-hook-failed")]
+            halts = [
+                e
+                for e in events
+                if e.kind
+                in ("metric-failed", "metric-no-values", "pre-rollout-failed", "rollout-hook-failed")
+            ]
             if since is not None:
                 halts = [e for e in halts if e.last is None or e.last <= since]
             truth = sum(e.count for e in halts) if halts else None
-            source = "Warning events before the failure" if halts else "no event left to count"
+            source = "Warning events before the failure"
+        if truth is None:
+            return  # no check failed that we can see (e.g. a failed promotion): nothing to correct
         notes.append(
             Note(
                 "failed-checks-reset-on-failure",
@@ -941,7 +986,11 @@ def _failed_checks_notes(
                 truth,
                 source,
                 f"status.failedChecks reads {failed} on a Failed canary: the rollback writes a fresh status."
-                + (f" The analysis failed after {truth} failed checks (threshold {threshold})." if truth else ""),
+                + (
+                    f" The analysis failed after {truth} failed checks (threshold {threshold})."
+                    if truth
+                    else ""
+                ),
             )
         )
     elif phase == "Succeeded" and failed > 0:
@@ -952,8 +1001,9 @@ def _failed_checks_notes(
                 failed,
                 0,
                 "status.phase Succeeded",
-                f"status.failedChecks reads {failed} although the canary Succeeded: the count is from the run "
-                "that just finished (Flagger resets it only when the next revision starts), not a current problem.",
+                f"status.failedChecks reads {failed} although the canary Succeeded: the count is from "
+                "the run that just finished (Flagger resets it only when the next revision starts), "
+                "not a current problem.",
             )
         )
 
@@ -975,9 +1025,9 @@ def _revision_notes(
                 applied,
                 "ConfigMap/Secret change",
                 f"status.trackedConfigs ({configs})",
-                "lastAppliedSpec equals lastPromotedSpec, yet an analysis is running: the pod template did not "
-                "change, a tracked ConfigMap or Secret did. Compare trackedConfigs with the -primary copies to "
-                "see which.",
+                "lastAppliedSpec equals lastPromotedSpec, yet an analysis is running: the pod template "
+                "did not change, a tracked ConfigMap or Secret did. Compare trackedConfigs with the "
+                "-primary copies to see which.",
             )
         )
     if phase == "Waiting":
@@ -988,15 +1038,19 @@ def _revision_notes(
                 applied,
                 "the target's new pod template",
                 "spec.targetRef (the target workload)",
-                "In Waiting the new revision is not recorded yet: lastAppliedSpec and trackedConfigs still describe "
-                "the promoted revision until the confirm-rollout gate opens. The target workload shows what is "
-                "waiting.",
+                "In Waiting the new revision is not recorded yet: lastAppliedSpec and trackedConfigs "
+                "still describe the promoted revision until the confirm-rollout gate opens. The target "
+                "workload shows what is waiting.",
             )
         )
 
 
 def _failed_promotion_note(
-    phase: str, raw_weight: int | None, condition_message: str, events: Sequence[CanaryEvent], notes: list[Note]
+    phase: str,
+    raw_weight: int | None,
+    condition_message: str,
+    events: Sequence[CanaryEvent],
+    notes: list[Note],
 ) -> None:
     failed_promotion = _last(events, "promotion-failed")
     if phase == "Failed" and (raw_weight == 100 or failed_promotion is not None):
@@ -1008,14 +1062,17 @@ def _failed_promotion_note(
                 condition_message,
                 "all traffic on the canary workload",
                 source,
-                "This Failed canary failed during promotion: the primary did not become ready, so Flagger routed "
-                "all traffic to the canary workload and kept it running. The condition's 'scaled to zero' is "
+                "This Failed canary failed during promotion: the primary did not become ready, so "
+                "Flagger routed all traffic to the canary workload and kept it running. "
+                "The condition's 'scaled to zero' is "
                 "not true here.",
             )
         )
 
 
-def _time_notes(phase: str, status: Mapping[str, Any], condition: Mapping[str, str], notes: list[Note]) -> None:
+def _time_notes(
+    phase: str, status: Mapping[str, Any], condition: Mapping[str, str], notes: list[Note]
+) -> None:
     status_time = parse_time(status.get("lastTransitionTime"))
     since = parse_time(condition.get("lastUpdateTime")) or parse_time(condition.get("lastTransitionTime"))
     if phase in ("Failed", "WaitingPromotion") and status_time and since and status_time > since:
@@ -1086,7 +1143,7 @@ def _checks(
         if value is not None:
             shown = value * 1000 if name == "request-duration" else value  # the gauge is in seconds
             unit = "ms" if name == "request-duration" else ""
-            result = _within(metric, shown)
+            within = _within(metric, shown)
             checks.append(
                 Check(
                     name,
@@ -1094,8 +1151,8 @@ def _checks(
                     template or "builtin",
                     _threshold_text(metric),
                     f"{shown:g}{unit}",
-                    None if result is None else ("Successful" if result else "Failed"),
-                    failed.message if failed and result is False else None,
+                    None if within is None else ("Successful" if within else "Failed"),
+                    failed.message if failed and within is False else None,
                     None,
                     "flagger_canary_metric_analysis",
                 )
@@ -1124,7 +1181,8 @@ def _checks(
                 e
                 for e in reversed(events)
                 if e.fields.get("hook") == name
-                and e.kind in ("hook-passed", "pre-rollout-failed", "rollout-hook-failed", "post-rollout-failed")
+                and e.kind
+                in ("hook-passed", "pre-rollout-failed", "rollout-hook-failed", "post-rollout-failed")
             ),
             None,
         )
@@ -1197,7 +1255,9 @@ def _gates(
             ),
             None,
         )
-        passed = next((e for e in reversed(events) if e.fields.get("hook") == name and e.kind == "hook-passed"), None)
+        passed = next(
+            (e for e in reversed(events) if e.fields.get("hook") == name and e.kind == "hook-passed"), None
+        )
         if hook_type == "confirm-rollout":
             if phase == "Waiting":
                 state, text = "waiting", _WAITING_FOR[hook_type]
@@ -1211,7 +1271,12 @@ def _gates(
             else:
                 text = "called once the analysis reaches its last step"
         elif hook_type == "confirm-traffic-increase":
-            if phase == "Progressing" and latest is not None and latest.kind == "waiting-traffic" and latest is halted:
+            if (
+                phase == "Progressing"
+                and latest is not None
+                and latest.kind == "waiting-traffic"
+                and latest is halted
+            ):
                 next_weight = next((w for w in weights if weight is None or w > weight), None)
                 state = "waiting"
                 text = (
@@ -1259,7 +1324,10 @@ def canary_health(canary: Mapping[str, Any]) -> tuple[str, str]:
         message = f"Canary Weight: {_lua_concat(status.get('canaryWeight'))} %"
     conditions = status.get("conditions")
     if not isinstance(conditions, list):
-        return "Unknown", "failed to run the Canary health check: bad argument #1 to 'for iterator' (table expected)"
+        return (
+            "Unknown",
+            "failed to run the Canary health check: bad argument #1 to 'for iterator' (table expected)",
+        )
     for condition in conditions:
         if message != "":
             message += " --- "
@@ -1274,7 +1342,10 @@ def canary_health(canary: Mapping[str, Any]) -> tuple[str, str]:
     else:
         health = "Unknown"
     if not isinstance(phase, str):
-        return "Unknown", "failed to run the Canary health check: attempt to concatenate a nil value (field 'phase')"
+        return (
+            "Unknown",
+            "failed to run the Canary health check: attempt to concatenate a nil value (field 'phase')",
+        )
     return health, f"{phase} --- {message}"
 
 

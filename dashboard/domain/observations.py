@@ -1,4 +1,4 @@
-"""Recent history of one rollout, kept by whoever watches it, for the detectors that need more than a snapshot.
+"""Recent history of one rollout, kept by its watcher, for the detectors that need more than a snapshot.
 
 A snapshot cannot show that the pod-template hash changed while the step index fell back to 0, nor that a
 weight was written back and forth. ``observe(history, view, objects, at)`` folds one more sighting of a
@@ -125,7 +125,9 @@ def observe(history: Observations | None, view: Any, objects: RolloutObjects, at
         if last_weight is not None:
             if not weights or at - weights[-1].at > WEIGHT_EPISODE_GAP:
                 episode_start = at
-            change = WeightChange(at, WEIGHT_FIELD, weight, weight_writer(objects.rollout), (pod_hash, step, aborted))
+            change = WeightChange(
+                at, WEIGHT_FIELD, weight, weight_writer(objects.rollout), (pod_hash, step, aborted)
+            )
             weights = (*weights, change)[-MAX_WEIGHT_CHANGES:]
         last_weight = weight
     return Observations(

@@ -2,10 +2,10 @@
 
 The setting maps a repository URL to ``{"provider": "github" | "gitlab" | "gitea", "secret": "...",
 "ci_token": "..."}``. ``secret`` verifies the provider's webhooks (HMAC key for GitHub and Gitea, the
-``X-Gitlab-Token`` value for GitLab); ``ci_token`` (optional) is the bearer token a CI system sends to the plain
-JSON pipeline receiver. URLs are compared by ``repo_key`` — host and path, lower-cased, without scheme, user,
-port or ``.git`` — so the https, ssh and scp-like forms of one repository are the same repository (and match
-Argo CD's ``spec.source.repoURL`` whichever form it uses).
+``X-Gitlab-Token`` value for GitLab); ``ci_token`` (optional) is the bearer token a CI system sends to the
+plain JSON pipeline receiver. URLs are compared by ``repo_key`` — host and path, lower-cased, without scheme,
+user, port or ``.git`` — so the https, ssh and scp-like forms of one repository are the same repository
+(and match Argo CD's ``spec.source.repoURL`` whichever form it uses).
 
 Non-goals: no per-branch filtering, no secrets in the database.
 """
@@ -73,19 +73,29 @@ def parse_repositories(raw: Any, *, setting: str = "GITOPS_REPOSITORIES") -> dic
             raise ImproperlyConfigured(f"{where}: expected an object with provider and secret")
         unknown = sorted(set(entry) - {"provider", "secret", "ci_token"})
         if unknown:
-            raise ImproperlyConfigured(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: provider, secret, ci_token")
+            raise ImproperlyConfigured(
+                f"{where}: unknown key(s) {', '.join(unknown)}; allowed: provider, secret, ci_token"
+            )
         provider = entry.get("provider")
         if provider not in PROVIDERS:
-            raise ImproperlyConfigured(f"{where}.provider: expected one of {', '.join(PROVIDERS)}, got {provider!r}")
+            raise ImproperlyConfigured(
+                f"{where}.provider: expected one of {', '.join(PROVIDERS)}, got {provider!r}"
+            )
         secret = entry.get("secret")
         if not isinstance(secret, str) or len(secret) < _MIN_SECRET:
-            raise ImproperlyConfigured(f"{where}.secret: expected a string of at least {_MIN_SECRET} characters")
+            raise ImproperlyConfigured(
+                f"{where}.secret: expected a string of at least {_MIN_SECRET} characters"
+            )
         ci_token = entry.get("ci_token", "")
         if not isinstance(ci_token, str) or (ci_token and len(ci_token) < _MIN_SECRET):
-            raise ImproperlyConfigured(f"{where}.ci_token: expected a string of at least {_MIN_SECRET} characters")
+            raise ImproperlyConfigured(
+                f"{where}.ci_token: expected a string of at least {_MIN_SECRET} characters"
+            )
         if key in found:
             raise ImproperlyConfigured(f"{where}: the same repository as {found[key].url!r}")
-        found[key] = RepositoryConfig(key=key, url=str(url), provider=provider, secret=secret, ci_token=ci_token)
+        found[key] = RepositoryConfig(
+            key=key, url=str(url), provider=provider, secret=secret, ci_token=ci_token
+        )
     return found
 
 

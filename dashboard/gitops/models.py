@@ -67,7 +67,9 @@ class PipelineRun(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["repository", "provider", "run_id"], name="gitops_pipeline_unique_run")
+            models.UniqueConstraint(
+                fields=["repository", "provider", "run_id"], name="gitops_pipeline_unique_run"
+            )
         ]
         indexes = [models.Index(fields=["repository", "sha"], name="gitops_pipeline_by_sha")]
 

@@ -14,7 +14,7 @@ The plain pipeline form, for any CI (``POST /hooks/pipeline`` with ``Authorizati
 
     {"repository": "https://github.com/acme/deploy",   # required: the repository URL as configured
      "sha": "3f2a…",                                     # required: the commit the pipeline ran for
-     "state": "success",                                 # required: pending|running|success|failure|canceled|skipped
+     "state": "success",                                 # required: see STATES (synonyms accepted)
      "pipeline": "build-and-test",                       # optional: the pipeline's name
      "run_id": "8812",                                   # optional: stable per run; updates replace its state
      "url": "https://ci.example.com/runs/8812",          # optional: a link to the run
@@ -219,6 +219,22 @@ def _pushed_commits(payload: Mapping[str, Any], *, gitlab: bool = False) -> tupl
     return tuple(out)
 
 
+def github_repo_urls(payload: Any) -> tuple[str, ...]:
+    """The repository URLs a GitHub or Gitea payload names (read before its signature is checked)."""
+    return _repo_urls_github(_map(payload, "body"))
+
+
+def gitlab_repo_urls(payload: Any) -> tuple[str, ...]:
+    return _repo_urls_gitlab(_map(payload, "body"))
+
+
+def plain_repo_urls(payload: Any) -> tuple[str, ...]:
+    repository = _map(payload, "body").get("repository")
+    if not isinstance(repository, str) or not repository:
+        raise BadPayload("repository: expected the repository URL")
+    return (repository,)
+
+
 # ---- GitHub ----------------------------------------------------------------------------------------------
 
 
@@ -242,7 +258,9 @@ def _pull_request_merge(payload: Mapping[str, Any], provider: str) -> Hook:
     urls = _repo_urls_github(payload)
     pr = _map(payload.get("pull_request"), "pull_request")
     if payload.get("action") != "closed" or pr.get("merged") is not True:
-        return Hook(f"{provider}.pull_request", urls, ignored=f"pull request {payload.get('action')!s}, not merged")
+        return Hook(
+            f"{provider}.pull_request", urls, ignored=f"pull request {payload.get('action')!s}, not merged"
+        )
     sha = _sha(pr.get("merge_commit_sha"), "pull_request.merge_commit_sha")
     merged_by = _opt_map(pr.get("merged_by")).get("login") or _opt_map(payload.get("sender")).get("login")
     title = _text(pr.get("title"))
@@ -334,7 +352,9 @@ def parse_gitlab(event: str, payload: Any) -> Hook:
         urls = _repo_urls_gitlab(payload)
         attrs = _map(payload.get("object_attributes"), "object_attributes")
         if attrs.get("action") != "merge" and attrs.get("state") != "merged":
-            return Hook("gitlab.merge_request", urls, ignored=f"merge request {attrs.get('action')!s}, not merged")
+            return Hook(
+                "gitlab.merge_request", urls, ignored=f"merge request {attrs.get('action')!s}, not merged"
+            )
         last = _opt_map(attrs.get("last_commit"))
         # A fast-forward merge has no merge commit: the MR's last commit is what landed.
         sha_field = "merge_commit_sha" if attrs.get("merge_commit_sha") else "last_commit.id"
@@ -369,17 +389,18 @@ def parse_gitlab(event: str, payload: Any) -> Hook:
             if isinstance(build, Mapping):
                 times += [_time(build.get("started_at")), _time(build.get("finished_at"))]
         known = [t for t in times if t is not None]
-        fact = PipelineFact(
+        run = PipelineFact(
             sha=_sha(attrs.get("sha"), "object_attributes.sha"),
             provider="gitlab-ci",
             state=_GITLAB_STATES[str(status)],
             pipeline=_text(attrs.get("name")) or f"pipeline #{pipeline_id}",
             run_id=f"pipeline:{pipeline_id}",
-            url=_text(attrs.get("url")) or (f"{web}/-/pipelines/{pipeline_id}" if web and pipeline_id else ""),
+            url=_text(attrs.get("url"))
+            or (f"{web}/-/pipelines/{pipeline_id}" if web and pipeline_id else ""),
             ref=_text(attrs.get("ref")),
             at=max(known) if known else None,
         )
-        return Hook("gitlab.pipeline", urls, pipelines=(fact,))
+        return Hook("gitlab.pipeline", urls, pipelines=(run,))
     if not isinstance(kind, str):
         raise BadPayload("object_kind: missing")
     return Hook(f"gitlab.{kind}", _repo_urls_gitlab(payload), ignored=f"event {kind!r} is not used")

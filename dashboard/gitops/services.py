@@ -34,7 +34,9 @@ def repository_for(config: RepositoryConfig) -> Repository:
     return repository
 
 
-def hook_record(config: RepositoryConfig, provider: str, delivery_id: str, hook: Hook, *, now: datetime) -> Recorded:
+def hook_record(
+    config: RepositoryConfig, provider: str, delivery_id: str, hook: Hook, *, now: datetime
+) -> Recorded:
     with transaction.atomic():
         repository = repository_for(config)
         try:

@@ -74,11 +74,13 @@ def _json(request: HttpRequest, body: bytes) -> Any:
     except UnicodeDecodeError:
         raise Refused(400, "body is not UTF-8 JSON") from None
     except json.JSONDecodeError as error:
-        raise Refused(400, f"body is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise Refused(
+            400, f"body is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
 
 
 def _source_ip(request: HttpRequest) -> str:
-    # REMOTE_ADDR only: X-Forwarded-For is set by whoever sends the request and would let a flood pick its key.
+    # REMOTE_ADDR only: X-Forwarded-For is chosen by the sender and would let a flood pick its own key.
     return str(request.META.get("REMOTE_ADDR") or "unknown")
 
 
@@ -109,7 +111,7 @@ def _receive(
     parse: Callable[[str, Any], Hook],
     delivery_headers: tuple[str, ...],
 ) -> JsonResponse:
-    repo_label = "-"
+    counted = False
     try:
         if request.method != "POST":
             raise Refused(405, "use POST")
@@ -125,26 +127,30 @@ def _receive(
         except BadPayload as error:
             raise Refused(400, f"malformed payload: {error}") from None
         config = find_repository(urls)
-        repo_label = config.key if config else "-"
-        _limit(request, repo_label)
+        counted = True
+        _limit(request, config.key if config else "-")
         if config is None:
             named = next((k for k in map(repo_key, urls) if k), str(urls[0])[:200] if urls else "?")
             raise Refused(404, f"unknown repository {named!r}: add it to GITOPS_REPOSITORIES")
         if provider != "ci" and config.provider != provider:
-            raise Refused(404, f"repository {config.key!r} is configured for {config.provider}, not {provider}")
+            raise Refused(
+                404, f"repository {config.key!r} is configured for {config.provider}, not {provider}"
+            )
         if not verify(config, request, body):
             raise Refused(401, "signature or token does not match the repository's secret")
         try:
             hook = parse(event, payload)
         except BadPayload as error:
             raise Refused(400, f"malformed payload: {error}") from None
-    except Refused as refusal:
-        if refusal.status not in (429,) and repo_label == "-" and not ratelimit.allow(
+    except Refused as refused:
+        answer = refused
+        # Refusals before the repository is known still count, so a flood of junk is limited too.
+        if not counted and not ratelimit.allow(
             f"{_source_ip(request)}|-", settings.GITOPS_WEBHOOK_RATE_PER_MINUTE
         ):
-            refusal = Refused(429, "too many bad webhook requests from this address; retry later")
-        log.info("webhook %s refused (%d): %s", provider, refusal.status, refusal.message)
-        return _error(refusal.status, refusal.message, **refusal.extra)
+            answer = Refused(429, "too many bad webhook requests from this address; retry later")
+        log.info("webhook %s refused (%d): %s", provider, answer.status, answer.message)
+        return _error(answer.status, answer.message, **answer.extra)
     if hook.ignored:
         return JsonResponse({"ignored": hook.ignored, "event": hook.event}, status=202)
     recorded = hook_record(
@@ -158,21 +164,6 @@ def _receive(
     )
 
 
-def _github_urls(payload: Any) -> tuple[str, ...]:
-    return providers._repo_urls_github(providers._map(payload, "body"))
-
-
-def _gitlab_urls(payload: Any) -> tuple[str, ...]:
-    return providers._repo_urls_gitlab(providers._map(payload, "body"))
-
-
-def _plain_urls(payload: Any) -> tuple[str, ...]:
-    repository = providers._map(payload, "body").get("repository")
-    if not isinstance(repository, str) or not repository:
-        raise BadPayload("repository: expected the repository URL")
-    return (repository,)
-
-
 def _bearer(request: HttpRequest) -> str | None:
     header = request.headers.get("Authorization", "")
     return header[len("Bearer ") :].strip() if header.startswith("Bearer ") else None
@@ -184,7 +175,7 @@ def github(request: HttpRequest) -> JsonResponse:
         request,
         "github",
         event_header="X-GitHub-Event",
-        repo_urls=_github_urls,
+        repo_urls=providers.github_repo_urls,
         verify=lambda c, r, b: providers.verify_github(c.secret, b, r.headers.get("X-Hub-Signature-256")),
         parse=providers.parse_github,
         delivery_headers=("X-GitHub-Delivery",),
@@ -197,7 +188,7 @@ def gitlab(request: HttpRequest) -> JsonResponse:
         request,
         "gitlab",
         event_header="X-Gitlab-Event",
-        repo_urls=_gitlab_urls,
+        repo_urls=providers.gitlab_repo_urls,
         verify=lambda c, r, b: providers.verify_token(c.secret, r.headers.get("X-Gitlab-Token")),
         parse=providers.parse_gitlab,
         delivery_headers=("Idempotency-Key", "X-Gitlab-Event-UUID"),
@@ -210,7 +201,7 @@ def gitea(request: HttpRequest) -> JsonResponse:
         request,
         "gitea",
         event_header="X-Gitea-Event",
-        repo_urls=_github_urls,
+        repo_urls=providers.github_repo_urls,
         verify=lambda c, r, b: providers.verify_gitea(c.secret, b, r.headers.get("X-Gitea-Signature")),
         parse=providers.parse_gitea,
         delivery_headers=("X-Gitea-Delivery",),
@@ -223,7 +214,7 @@ def pipeline(request: HttpRequest) -> JsonResponse:
         request,
         "ci",
         event_header=None,
-        repo_urls=_plain_urls,
+        repo_urls=providers.plain_repo_urls,
         verify=lambda c, r, b: providers.verify_token(c.ci_token, _bearer(r)),
         parse=lambda _event, payload: providers.parse_plain(payload),
         delivery_headers=("Idempotency-Key",),

@@ -186,7 +186,10 @@ class ActionClient:
         if request.target == "scale":
             apps = client.AppsV1Api(self.api_client)
             result = self._call(
-                apps.patch_namespaced_replica_set_scale, request.name, namespace, request.body,
+                apps.patch_namespaced_replica_set_scale,
+                request.name,
+                namespace,
+                request.body,
                 _content_type="application/merge-patch+json",
             )
             return dict(self.api_client.sanitize_for_serialization(result))
@@ -197,7 +200,9 @@ class ActionClient:
         else:
             fn = api.patch_namespaced_custom_object
         return dict(
-            self._call(fn, GROUP, VERSION, namespace, PLURAL, request.name, request.body, _content_type=content_type)
+            self._call(
+                fn, GROUP, VERSION, namespace, PLURAL, request.name, request.body, _content_type=content_type
+            )
         )
 
 
@@ -205,7 +210,7 @@ def _impersonating(base: Any, user: str, groups: Sequence[str]) -> Any:
     from kubernetes import client
 
     api_client = client.ApiClient(base.configuration)
-    api_client.rest_client.pool_manager = _HeaderPool(
+    api_client.rest_client.pool_manager = _HeaderPool(  # type: ignore[assignment]
         api_client.rest_client.pool_manager, impersonation_headers(user, groups)
     )
     return api_client

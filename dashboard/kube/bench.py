@@ -16,6 +16,7 @@ is the default so the figures are the live path's; pass ``--history`` to include
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import statistics
@@ -248,6 +249,8 @@ def run_bench(
         started = time.monotonic()
         objects = sim.call(build_fleet, sim.store, rollouts, timeout=600)
         log(f"fleet: {rollouts} rollouts, {objects} objects in {time.monotonic() - started:.1f}s")
+        gc.collect()
+        gc.freeze()  # the simulator's store lives in this process: keep its GC passes out of the figures
         env = {**os.environ, "LIVE_REDIS_PREFIX": prefix, "REDIS_URL": redis_url, "LOG_LEVEL": "WARNING"}
         args = [
             sys.executable,

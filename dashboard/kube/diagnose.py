@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from dashboard.kube.recording import RecordedEvent, RecordingError, read_recordi
 
 RECORDING_SUFFIX = ".jsonl"
 RolloutKey = tuple[str, str, str]  # cluster, namespace, name
+SETTLE = timedelta(seconds=1)
+RECHECK = timedelta(seconds=30)  # time-based findings are re-judged at least this often
 
 
 @dataclass
@@ -82,7 +84,9 @@ def diagnose_paths(
         loaded = load_paths(dumps)
         result.errors += [str(e) for e in loaded.errors]
         objects = [item.object for item in loaded.objects]
-        snapshot = diagnose_snapshot(objects, now=now, thresholds=thresholds, pipelines=pipelines, cluster=cluster)
+        snapshot = diagnose_snapshot(
+            objects, now=now, thresholds=thresholds, pipelines=pipelines, cluster=cluster
+        )
         result.findings += snapshot.findings
         result.rollouts += snapshot.rollouts
     for recording in recordings:
@@ -254,8 +258,14 @@ def replay_recording(
     thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
     pipelines: Mapping[str, str] | None = None,
     source: str = "",
+    settle: timedelta = SETTLE,
 ) -> Diagnosis:
-    """Replay watch events in order, observing and diagnosing each affected rollout as the watcher would."""
+    """Replay watch events in order, observing and diagnosing each affected rollout as the watcher would.
+
+    A controller writes a ReplicaSet and then the Rollout's status a moment later; judging the objects
+    between those writes would see orphans that are not. So, like the watcher's coalescing, changes are
+    diagnosed once the stream has moved ``settle`` past the first pending one (or at the end).
+    """
     indexes: dict[str, ObjectIndex] = defaultdict(ObjectIndex)
     history: dict[tuple[str, str], Observations] = {}
     active: dict[tuple[str, str], list[Finding]] = {}
@@ -264,15 +274,13 @@ def replay_recording(
     names: dict[tuple[str, str], RolloutKey] = {}
     last_at: datetime | None = None
 
-    def evaluate(cluster: str, uid: str, at: datetime, *, rollout_changed: bool) -> None:
+    def evaluate(cluster: str, uid: str, at: datetime) -> None:
         index = indexes[cluster]
         key = (cluster, uid)
         if uid not in index.rollouts:
             current: list[Finding] = []
         else:
             objects = index.objects_of(uid)
-            if rollout_changed:
-                history[key] = observe(history.get(key), None, objects, at)
             names.setdefault(key, (cluster, *_name_key(objects.rollout)))
             current = detect_findings(
                 {"cluster": cluster},
@@ -292,7 +300,31 @@ def replay_recording(
             seen[(cluster, uid, finding.key)] = Diagnosed(finding, None, source)
         active[key] = current
 
+    pending: set[tuple[str, str]] = set()
+    pending_since: datetime | None = None
+
+    def flush(at: datetime) -> None:
+        nonlocal pending_since
+        for cluster, uid in sorted(pending):
+            evaluate(cluster, uid, at)
+        pending.clear()
+        pending_since = None
+
+    last_sweep: datetime | None = None
     for event in events:
+        if pending_since is not None and last_at is not None and event.at - pending_since >= settle:
+            flush(last_at)
+        if last_sweep is None:
+            last_sweep = event.at
+        elif event.at - last_sweep >= RECHECK:
+            # Time alone raises some findings (stuck at step 0, a passed deadline): judge every rollout as
+            # it stood just before this event, as the watcher's periodic re-evaluation would.
+            flush(last_at or event.at)
+            before = event.at - timedelta(microseconds=1)
+            for cluster, index in indexes.items():
+                for uid in sorted(index.rollouts):
+                    evaluate(cluster, uid, before)
+            last_sweep = event.at
         last_at = event.at
         index = indexes[event.cluster]
         obj = event.object
@@ -302,12 +334,18 @@ def replay_recording(
         else:
             index.put(obj)
             affected |= index.rollouts_of(obj)
-        for uid in sorted(affected):
-            evaluate(event.cluster, uid, event.at, rollout_changed=obj.get("kind") == "Rollout")
-    if last_at is not None:  # one last look at the end of the recording
+            if obj.get("kind") == "Rollout":  # history sees every Rollout write, not just settled states
+                uid = index.uid(obj)
+                key = (event.cluster, uid)
+                history[key] = observe(history.get(key), None, index.objects_of(uid), event.at)
+        pending.update((event.cluster, uid) for uid in affected)
+        if pending and pending_since is None:
+            pending_since = event.at
+    if last_at is not None:  # what is pending, then one last look at every rollout at the end
+        flush(last_at)
         for cluster, index in indexes.items():
             for uid in sorted(index.rollouts):
-                evaluate(cluster, uid, last_at, rollout_changed=False)
+                evaluate(cluster, uid, last_at)
     result.findings = list(seen.values())
     result.rollouts = sorted(set(names.values()))
     return result

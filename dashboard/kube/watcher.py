@@ -19,6 +19,7 @@ every kind has been listed once, so a half-filled cache never reaches a page.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import logging
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.rollout_view import build_rollout_view
 from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
 from dashboard.history.recorder import Recorder
@@ -173,6 +175,10 @@ class Watcher:
             (k.name, ns) in self._synced for k in self.kinds for ns in self.namespaces
         ):
             log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.rollouts()))
+            # Tens of thousands of cached dicts make every full GC pass stall the loop for up to seconds;
+            # move what the initial list built out of the collector's way (new objects are still collected).
+            gc.collect()
+            gc.freeze()
             self._ready.set()
             self._wake.set()
 
@@ -335,7 +341,9 @@ class Watcher:
         except Exception as error:  # the domain promises not to raise; one bad object must not stop us
             self._malformed("Rollout", inputs.rollout, f"building its view failed: {error!r}")
             return None
-        gitops = gitops_summary(inputs.applications)
+        # The full Application reading (sync, operation, renders and the commit each belongs to) for the
+        # flow diagram's sync node and dashboard.gitops.queries; a superset of gitops_summary's keys.
+        gitops = gitops_for_rollout(inputs.applications, str(view.get("namespace")), str(view.get("name")))
         if gitops is not None:
             view.setdefault("gitops", gitops)
         return view

@@ -110,21 +110,142 @@ def releases_sync(key: str, limit: int = 50) -> list[dict[str, Any]]:
 
     cluster, namespace, name = split_key(key) or ("", "", "")
     rows = Release.objects.filter(cluster=cluster, namespace=namespace, rollout=name).order_by("-started_at")
-    return [
-        {
-            "podHash": r.pod_hash,
-            "revision": r.revision,
-            "outcome": r.outcome,
-            "startedAt": r.started_at.isoformat(),
-            "endedAt": r.ended_at.isoformat() if r.ended_at else None,
-            "durationSeconds": (r.ended_at - r.started_at).total_seconds() if r.ended_at else None,
-            "images": r.images,
-            "stepsReached": r.steps_reached,
-            "stepCount": r.step_count,
-            "gitRevision": r.git_revision,
-        }
-        for r in rows[:limit]
+    return [_release_dict(r) for r in rows[:limit]]
+
+
+def _release_dict(r: Any) -> dict[str, Any]:
+    return {
+        "podHash": r.pod_hash,
+        "revision": r.revision,
+        "outcome": r.outcome,
+        "startedAt": r.started_at.isoformat(),
+        "endedAt": r.ended_at.isoformat() if r.ended_at else None,
+        "durationSeconds": (r.ended_at - r.started_at).total_seconds() if r.ended_at else None,
+        "images": r.images,
+        "stepsReached": r.steps_reached,
+        "stepCount": r.step_count,
+        "gitRevision": r.git_revision,
+    }
+
+
+def _audit_actions_sync(
+    key: str, since: datetime | None, until: datetime | None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """User actions on the rollout from the audit log, oldest first, as timeline events.
+
+    The audit log belongs to the actions app; a deployment without it (or its table) has no actions.
+    """
+    from django.db import DatabaseError
+
+    try:
+        from dashboard.actions.models import AuditEntry
+    except (ImportError, LookupError):
+        return []
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    rows = AuditEntry.objects.attempts().filter(cluster=cluster, namespace=namespace, rollout=name)
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    if until is not None:
+        rows = rows.filter(at__lte=until)
+    try:
+        found = list(rows.order_by("-at", "-id")[:limit])
+    except DatabaseError:
+        return []
+    events = []
+    for row in reversed(found):
+        final = row.final()
+        outcome = final.outcome if final is not None else "accepted"
+        events.append(
+            {
+                "kind": "action",
+                "at": row.at.isoformat(),
+                "title": f"{row.actor}: {row.action} ({outcome})",
+                "podHash": None,
+                "data": {"actor": row.actor, "action": row.action, "outcome": outcome},
+                "key": key,
+                "moment": row.at,
+            }
+        )
+    return events
+
+
+def _acted(actions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Who acted, in order of first action: attempts that got past the permission check."""
+    who: dict[str, None] = {}
+    for event in actions:
+        if event["data"]["outcome"] not in ("denied",):
+            who.setdefault(f"{event['data']['actor']} ({event['data']['action']})", None)
+    return list(who)
+
+
+def release_rows_sync(key: str, limit: int = 50) -> list[dict[str, Any]]:
+    """The rollout's releases, newest first, each with who acted during it (from the audit log)."""
+    releases = releases_sync(key, limit)
+    if not releases:
+        return releases
+    oldest = min(datetime.fromisoformat(r["startedAt"]) for r in releases)
+    actions = _audit_actions_sync(key, oldest, None)
+    for release in releases:
+        start = datetime.fromisoformat(release["startedAt"])
+        end = datetime.fromisoformat(release["endedAt"]) if release["endedAt"] else None
+        release["actedBy"] = _acted(
+            [a for a in actions if start <= a["moment"] and (end is None or a["moment"] <= end)]
+        )
+    return releases
+
+
+def release_detail_sync(key: str, pod_hash: str) -> dict[str, Any] | None:
+    """One release with everything its timeline page needs, or None when there is no such release.
+
+    Returns ``release`` (as in ``releases_sync``), ``events`` (oldest first: the release's own and, when it
+    superseded a release still in flight — the re-render race — that release's too, so the page shows the
+    hash change), ``stable`` (the stable pod hash when those events begin) and ``imagesByHash``.
+    """
+    from dashboard.history.models import Outcome, Release, TimelineEvent
+
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    mine = Release.objects.filter(cluster=cluster, namespace=namespace, rollout=name)
+    release = mine.filter(pod_hash=pod_hash).first()
+    if release is None:
+        return None
+    window = [release]
+    started = (
+        TimelineEvent.objects.filter(release=release, kind="release.started").order_by("at", "id").first()
+    )
+    previous = str((started.data or {}).get("previousPodHash") or "") if started else ""
+    if previous:
+        before = mine.filter(pod_hash=previous, outcome=Outcome.SUPERSEDED).first()
+        if before is not None:
+            window.insert(0, before)
+    opened = window[0].started_at
+    stable = (
+        mine.filter(outcome=Outcome.PROMOTED, started_at__lt=opened)
+        .exclude(pod_hash__in=[r.pod_hash for r in window])
+        .order_by("-started_at")
+        .first()
+    )
+    rows = TimelineEvent.objects.filter(release__in=window).select_related("release").order_by("at", "id")
+    events: list[dict[str, Any]] = [
+        {"kind": e.kind, "at": e.at.isoformat(), "title": e.title, "podHash": e.release.pod_hash,
+         "data": e.data, "key": key}
+        for e in rows[:5000]
     ]
+    actions = _audit_actions_sync(key, opened, release.ended_at)
+    for event in events:
+        event["moment"] = datetime.fromisoformat(event["at"])
+    merged = sorted(events + actions, key=lambda e: e["moment"])  # stable: same-moment order is kept
+    for event in merged:
+        del event["moment"]
+    images = {r.pod_hash: list(r.images or []) for r in (*window, *([stable] if stable else []))}
+    summary = _release_dict(release)
+    summary["actedBy"] = _acted(actions)
+    return {
+        "release": summary,
+        "events": merged,
+        "stable": stable.pod_hash if stable else None,
+        "imagesByHash": images,
+        "previousPodHash": window[0].pod_hash if len(window) > 1 else None,
+    }
 
 
 async def history_events(key: str) -> list[Mapping[str, Any]]:

@@ -351,7 +351,7 @@ def actions(view: Mapping[str, Any]) -> dict[str, Any]:
 
 TIMELINE_LIMIT = 30
 
-_EVENT_ICONS = {
+TIMELINE_ICONS = {
     "release.started": "progressing",
     "release.rerendered": "critical",
     "release.superseded": "warning",
@@ -380,7 +380,7 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "at": str(e.get("at") or ""),
             "clock": clock(e.get("at")),
             "kind": str(e.get("kind") or ""),
-            "icon": _EVENT_ICONS.get(str(e.get("kind")), "info"),
+            "icon": TIMELINE_ICONS.get(str(e.get("kind")), "info"),
             "title": str(e.get("title") or e.get("kind") or ""),
             "critical": e.get("kind") in ("release.rerendered", "release.aborted"),
         }

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import aauthenticate, alogin, alogout
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -27,6 +28,7 @@ from django.views.decorators.http import require_GET
 from dashboard.access.visibility import can_view, may_read, visible
 from dashboard.web import data
 from dashboard.web.fleet import GROUPS, fleet_rows, group_counts
+from dashboard.web.history import present_release, present_releases
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
 
@@ -114,10 +116,9 @@ async def history_page(request: HttpRequest, cluster: str, namespace: str, name:
     key = _key(cluster, namespace, name)
     if not can_view(request.reader, key):  # type: ignore[attr-defined]
         raise Http404("no such rollout")
-    stream_id, view = await data.gather_rollout(key)
-    events = await data.recent_events(key, stream_id)
+    releases = await sync_to_async(data.release_rows_sync)(key)
     context = {
-        "initial": {"streamId": stream_id, "view": view, "events": list(events)},
+        "releases": present_releases(releases, key, data.now()),
         "cluster": cluster,
         "namespace": namespace,
         "name": name,
@@ -125,6 +126,40 @@ async def history_page(request: HttpRequest, cluster: str, namespace: str, name:
         "page": "history",
     }
     return render(request, "dashboard/history.html", context)
+
+
+async def _release_document(
+    request: HttpRequest, cluster: str, namespace: str, name: str, pod_hash: str
+) -> dict[str, Any] | None:
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        return None
+    detail = await sync_to_async(data.release_detail_sync)(key, pod_hash)
+    if detail is None:
+        return None
+    _, live = await data.gather_rollout(key)
+    return present_release(key, detail, live, data.now())
+
+
+@never_cache
+@require_GET
+@_reader()
+async def release_page(
+    request: HttpRequest, cluster: str, namespace: str, name: str, pod_hash: str
+) -> HttpResponse:
+    document = await _release_document(request, cluster, namespace, name, pod_hash)
+    if document is None:
+        raise Http404("no such release")
+    context = {
+        "initial_json": embed_json(document),
+        "release": document["release"],
+        "cluster": cluster,
+        "namespace": namespace,
+        "name": name,
+        "key": document["key"],
+        "page": "release",
+    }
+    return render(request, "dashboard/release.html", context)
 
 
 # --- JSON API (DESIGN §3) ---------------------------------------------------------------------------
@@ -164,6 +199,18 @@ async def api_timeline(request: HttpRequest, cluster: str, namespace: str, name:
     if view is None and not events:
         return JsonResponse({"error": f"no rollout {key}"}, status=404)
     return JsonResponse({"key": key, "streamId": stream_id, "events": list(events)})
+
+
+@never_cache
+@require_GET
+@_reader(api=True)
+async def api_release(
+    request: HttpRequest, cluster: str, namespace: str, name: str, pod_hash: str
+) -> JsonResponse:
+    document = await _release_document(request, cluster, namespace, name, pod_hash)
+    if document is None:
+        return JsonResponse({"error": f"no release {pod_hash} of {_key(cluster, namespace, name)}"}, status=404)
+    return JsonResponse(document)
 
 
 # --- login --------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.flagger import SCENARIOS as FLAGGER_SCENARIOS
+
 Obj = dict[str, Any]
 
 PROMETHEUS = "http://prometheus.monitoring:9090"
@@ -59,6 +61,132 @@ def _routed(name: str, steps: list[Obj], **extra: Any) -> Obj:
             **extra,
         }
     }
+
+
+# --- Prometheus-backed scenarios: the pods expose real metrics (kubesim.traffic) and the analyses query a
+# real Prometheus (`python -m kubesim serve --prometheus`). Windows are short because scrapes are 1 s apart.
+_SELECTOR = (
+    'namespace="{{args.namespace}}",rollout="{{args.rollout}}",'
+    'rollouts_pod_template_hash="{{args.canary-hash}}"'
+)
+CANARY_ERROR_RATE_QUERY = (
+    f'sum(rate(http_requests_total{{{_SELECTOR},status=~"5.."}}[10s]))'
+    f" / sum(rate(http_requests_total{{{_SELECTOR}}}[10s]))"
+)
+CANARY_P95_QUERY = (
+    f"histogram_quantile(0.95, sum by (le) (rate(http_request_duration_seconds_bucket{{{_SELECTOR}}}[10s])))"
+)
+
+
+def _canary_health() -> Obj:
+    """Error rate at most 5 % and p95 latency at most 250 ms, measured on the canary's own pods."""
+    common = {"initialDelay": "5s", "interval": "3s", "count": 3, "failureLimit": 0}
+    return {
+        "name": "canary-health",
+        "spec": {
+            "args": [{"name": "namespace"}, {"name": "rollout"}, {"name": "canary-hash"}],
+            "metrics": [
+                {
+                    "name": "error-rate",
+                    **common,
+                    "successCondition": "result[0] <= 0.05",
+                    "provider": {"prometheus": {"address": PROMETHEUS, "query": CANARY_ERROR_RATE_QUERY}},
+                },
+                {
+                    "name": "p95-latency",
+                    **common,
+                    "successCondition": "isNaN(result[0]) || result[0] <= 0.25",
+                    "provider": {"prometheus": {"address": PROMETHEUS, "query": CANARY_P95_QUERY}},
+                },
+            ],
+        },
+    }
+
+
+def _prometheus_scenario(name: str, description: str, rollout: str, namespace: str, traffic: Obj) -> Obj:
+    return {
+        "name": name,
+        "description": description,
+        "pod_ready_seconds": 2,
+        "analysis_templates": [_canary_health()],
+        "rollouts": [
+            {
+                "name": rollout,
+                "namespace": namespace,
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": f"{rollout}-canary",
+                        "stableService": f"{rollout}-stable",
+                        "steps": [
+                            {"setWeight": 25},
+                            {
+                                "analysis": {
+                                    "templates": [{"templateName": "canary-health"}],
+                                    "args": [
+                                        {"name": "namespace", "value": namespace},
+                                        {"name": "rollout", "value": rollout},
+                                        {
+                                            "name": "canary-hash",
+                                            "valueFrom": {"podTemplateHashValue": "Latest"},
+                                        },
+                                    ],
+                                }
+                            },
+                            {"setWeight": 75},
+                            {"pause": {"duration": "5s"}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "traffic": [{"rollout": rollout, **traffic}],
+        "events": [{"at": 10, "set_image": {"rollout": rollout, "image": "argoproj/rollouts-demo:green"}}],
+    }
+
+
+PROMETHEUS_SCENARIOS: list[Obj] = [
+    _prometheus_scenario(
+        "prometheus-healthy",
+        "Needs --prometheus. A canary whose pods serve 1 % errors at a 50 ms median passes its "
+        "Prometheus analysis (error rate and p95 latency, 3 measurements each). Ends Healthy on "
+        "revision 2 with one Successful AnalysisRun.",
+        "storefront",
+        "prom-healthy",
+        {"rps": 40, "stable": {"error_rate": 0.01}, "canary": {"error_rate": 0.01, "latency_median": 0.05}},
+    ),
+    _prometheus_scenario(
+        "prometheus-error-spike",
+        "Needs --prometheus. The canary's 5xx ratio jumps from 1 % to 30 % 20 s in, during its analysis. "
+        "Ends Degraded (aborted): the AnalysisRun is Failed on error-rate.",
+        "cart",
+        "prom-errors",
+        {
+            "rps": 40,
+            "canary": {"error_rate": 0.01},
+            "changes": [{"at": 20, "canary": {"error_rate": 0.3}}],
+        },
+    ),
+    _prometheus_scenario(
+        "prometheus-latency-regression",
+        "Needs --prometheus. The canary answers with a 300 ms median (stable: 50 ms), so its p95 is "
+        "about 0.5 s against a 0.25 s threshold. Ends Degraded (aborted): the AnalysisRun is Failed "
+        "on p95-latency.",
+        "search-api",
+        "prom-latency",
+        {"rps": 40, "canary": {"latency_median": 0.3}},
+    ),
+    _prometheus_scenario(
+        "prometheus-no-traffic",
+        "Needs --prometheus. Nobody sends requests: the error-rate query is 0/0 = NaN, and "
+        "'result[0] <= 0.05' is false for NaN, exactly as upstream. Ends Degraded (aborted): the "
+        "AnalysisRun is Failed with the value [NaN].",
+        "reports",
+        "prom-idle",
+        {"rps": 0},
+    ),
+]
 
 
 BUILTIN: list[Obj] = [
@@ -344,4 +472,6 @@ BUILTIN: list[Obj] = [
         "Progressing or Paused.",
         "fleet": {"rollouts": 100, "namespaces": 5, "replicas": 1, "churn_per_second": 1},
     },
+    *PROMETHEUS_SCENARIOS,
+    *FLAGGER_SCENARIOS,
 ]

@@ -148,6 +148,7 @@ class Scenario:
     fleet: Fleet | None
     source: str = "built-in"
     traffic: list[TrafficProfile] = field(default_factory=list)
+    canaries: list[Any] = field(default_factory=list)  # kubesim.flagger.CanaryDef
 
 
 class _Checker:
@@ -288,6 +289,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             "writers",
             "fleet",
             "traffic",
+            "canaries",
         },
         {"name", "description"},
     )
@@ -504,8 +506,12 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             traffic.append(parse_traffic(item, f"traffic[{i}]", namespaces))
         except TrafficError as error:
             raise c.fail("", str(error)) from error
+    from kubesim.flagger import parse_canaries  # here: kubesim.flagger is imported by the builtins
+
+    canaries = parse_canaries(top.get("canaries"), c.fail, ready)
     return Scenario(
         traffic=traffic,
+        canaries=canaries,
         name=name,
         description=description,
         pod_ready_seconds=ready,

@@ -98,6 +98,7 @@ def server(transactional_db: Any, redis_prefix: str, settings: Any) -> Iterator[
     from dashboard.web import data
 
     settings.LIVE_REDIS_PREFIX = redis_prefix
+    settings.RBAC_DEFAULT_ROLE = "viewer"
     data.reset()
     User.objects.create_user("browser", password=PASSWORD)
     name = connection.settings_dict["NAME"]
@@ -107,6 +108,7 @@ def server(transactional_db: Any, redis_prefix: str, settings: Any) -> Iterator[
         "DATABASE_URL": f"{base}/{name}",
         "LIVE_REDIS_PREFIX": redis_prefix,
         "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
+        "RBAC_DEFAULT_ROLE": "viewer",  # the browser user reads everything (RBAC denies by default)
     }
     running = Server(env)
     running.start()

@@ -24,6 +24,10 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "progress-deadline",
         "metrics-provider-down",
         "fleet",
+        "prometheus-healthy",
+        "prometheus-error-spike",
+        "prometheus-latency-regression",
+        "prometheus-no-traffic",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description

@@ -14,7 +14,8 @@ from dashboard.web import data
 
 @pytest.fixture
 def live_bus(redis_prefix: str) -> Iterator[LiveBus]:
-    with override_settings(LIVE_REDIS_PREFIX=redis_prefix):
+    # Signed-in test users read everything through the built-in viewer role (RBAC denies by default).
+    with override_settings(LIVE_REDIS_PREFIX=redis_prefix, RBAC_DEFAULT_ROLE="viewer"):
         data.reset()
         yield get_bus()
         data.reset()

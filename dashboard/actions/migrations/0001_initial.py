@@ -6,39 +6,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='AuditEntry',
+            name="AuditEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('actor', models.CharField(max_length=150)),
-                ('groups', models.JSONField(blank=True, default=list)),
-                ('action', models.CharField(max_length=32)),
-                ('cluster', models.CharField(max_length=253)),
-                ('namespace', models.CharField(max_length=253)),
-                ('rollout', models.CharField(max_length=253)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('seen', models.JSONField(blank=True, default=dict)),
-                ('idempotency_key', models.CharField(blank=True, default='', max_length=100)),
-                ('outcome', models.CharField(choices=[('accepted', 'Accepted'), ('done', 'Done'), ('denied', 'Denied'), ('conflict', 'Conflict'), ('refused', 'Refused'), ('failed', 'Failed')], max_length=16)),
-                ('detail', models.TextField(blank=True, default='')),
-                ('changes', models.JSONField(blank=True, default=dict)),
-                ('requests', models.JSONField(blank=True, default=list)),
-                ('attempt', models.OneToOneField(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='result', to='actions.auditentry')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("actor", models.CharField(max_length=150)),
+                ("groups", models.JSONField(blank=True, default=list)),
+                ("action", models.CharField(max_length=32)),
+                ("cluster", models.CharField(max_length=253)),
+                ("namespace", models.CharField(max_length=253)),
+                ("rollout", models.CharField(max_length=253)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("seen", models.JSONField(blank=True, default=dict)),
+                ("idempotency_key", models.CharField(blank=True, default="", max_length=100)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("accepted", "Accepted"),
+                            ("done", "Done"),
+                            ("denied", "Denied"),
+                            ("conflict", "Conflict"),
+                            ("refused", "Refused"),
+                            ("failed", "Failed"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("detail", models.TextField(blank=True, default="")),
+                ("changes", models.JSONField(blank=True, default=dict)),
+                ("requests", models.JSONField(blank=True, default=list)),
+                (
+                    "attempt",
+                    models.OneToOneField(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="result",
+                        to="actions.auditentry",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'audit entry',
-                'verbose_name_plural': 'audit entries',
-                'ordering': ['-at', '-id'],
-                'indexes': [models.Index(fields=['cluster', 'namespace', 'rollout', '-at'], name='audit_by_rollout'), models.Index(fields=['actor', '-at'], name='audit_by_actor')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('outcome', 'accepted'), models.Q(('idempotency_key', ''), _negated=True)), fields=('actor', 'idempotency_key'), name='audit_idempotency_key_unique_per_actor')],
+                "verbose_name": "audit entry",
+                "verbose_name_plural": "audit entries",
+                "ordering": ["-at", "-id"],
+                "indexes": [
+                    models.Index(fields=["cluster", "namespace", "rollout", "-at"], name="audit_by_rollout"),
+                    models.Index(fields=["actor", "-at"], name="audit_by_actor"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(
+                            ("outcome", "accepted"), models.Q(("idempotency_key", ""), _negated=True)
+                        ),
+                        fields=("actor", "idempotency_key"),
+                        name="audit_idempotency_key_unique_per_actor",
+                    )
+                ],
             },
         ),
     ]

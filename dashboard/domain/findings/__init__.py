@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from ..timeline import FINDING_CLEARED, FINDING_RAISED, format_time
 from ..observations import EMPTY, Observations, RolloutObjects, observe
+from ..timeline import FINDING_CLEARED, FINDING_RAISED, format_time
 from . import analysis, gitops, progress, releases, replicasets, traffic
 from .base import CRITICAL, INFO, SEVERITY_ORDER, WARNING, Context, Finding, Thresholds
 
@@ -132,7 +132,8 @@ def _event(kind: str, finding: Finding, at: datetime) -> dict[str, Any]:
         "cluster": finding.cluster,
         "namespace": finding.namespace,
         "rollout": finding.rollout,
-        "dedupe": f"finding:{finding.code}{subject}:{since}" + (":cleared" if kind == FINDING_CLEARED else ""),
+        "dedupe": f"finding:{finding.code}{subject}:{since}"
+        + (":cleared" if kind == FINDING_CLEARED else ""),
         "title": finding.title if kind == FINDING_RAISED else f"Cleared: {finding.title}",
         "data": {
             "code": finding.code,

@@ -28,7 +28,8 @@ METRICS_PROVIDER_ERROR = "metrics-provider-error"
 STALE_ANALYSIS_THRESHOLD = "stale-analysis-threshold"
 
 # "result[0] < 0.05", "result >= 0.995", "0.05 > result[0]" is not supported (upstream examples never do it).
-_CONDITION = re.compile(r"^\s*result(?:\[0\])?\s*(<=|<|>=|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_CONDITION = re.compile(rf"^\s*result(?:\[0\])?\s*(<=|<|>=|>)\s*({_NUMBER})\s*$")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -85,7 +86,9 @@ def _metric_summaries(run: Mapping[str, Any], phases: set[str]) -> list[dict[str
                 "inconclusive": as_int(result.get("inconclusive")),
                 "error": as_int(result.get("error")),
                 "consecutiveError": as_int(result.get("consecutiveError")),
-                "lastValues": [as_str(m.get("value")) for m in measurements[-3:] if m.get("value") is not None],
+                "lastValues": [
+                    as_str(m.get("value")) for m in measurements[-3:] if m.get("value") is not None
+                ],
                 "lastMessage": next(
                     (as_str(m.get("message")) for m in reversed(measurements) if m.get("message")), None
                 ),
@@ -124,8 +127,10 @@ def analysis_outcomes(ctx: Context) -> list[Finding]:
                     ANALYSIS_FAILED,
                     CRITICAL,
                     f"Analysis failed: {names}",
-                    f"The {_describe_kind(run)} {name} failed on {names}, so the controller aborts this update "
-                    "and sends traffic back to stable. Read the measurements before retrying: a retry runs the "
+                    f"The {_describe_kind(run)} {name} failed on {names}, so the controller aborts "
+                    "this update "
+                    "and sends traffic back to stable. Read the measurements before retrying: a "
+                    "retry runs the "
                     "same canary against the same threshold.",
                     {
                         "analysisRun": name,
@@ -147,7 +152,8 @@ def analysis_outcomes(ctx: Context) -> list[Finding]:
                     WARNING,
                     "Analysis inconclusive: a person has to decide",
                     f"The {_describe_kind(run)} {name} was inconclusive, so the rollout pauses until someone "
-                    "promotes or aborts it. Look at the measurements and decide; nothing proceeds on its own.",
+                    "promotes or aborts it. Look at the measurements and decide; nothing proceeds on "
+                    "its own.",
                     {"analysisRun": name, "phase": phase, "metrics": metrics},
                     [runbook.analysis_run(name), runbook.argo("promote"), runbook.argo("abort")],
                     since,
@@ -166,7 +172,8 @@ def _provider_error(ctx: Context, run: Mapping[str, Any], phase: str) -> Finding
     erroring = [
         r
         for r in maps(dig(run, "status", "metricResults"))
-        if as_str(r.get("phase")) == "Error" or (phase == "Running" and as_int(r.get("consecutiveError")) >= streak)
+        if as_str(r.get("phase")) == "Error"
+        or (phase == "Running" and as_int(r.get("consecutiveError")) >= streak)
     ]
     if phase != "Error" and not erroring:
         return None
@@ -203,7 +210,13 @@ def _provider_error(ctx: Context, run: Mapping[str, Any], phase: str) -> Finding
         f"The {_describe_kind(run)} {name} could not measure ({phase}): the metrics backend may be down, so "
         "automated rollback cannot protect this release. Follow the manual procedure: abort to send traffic "
         "back to stable, confirm the stable pods serve, and check the provider before any retry.",
-        {"analysisRun": name, "phase": phase, "metrics": metrics, "providers": providers, "aborted": ctx.aborted},
+        {
+            "analysisRun": name,
+            "phase": phase,
+            "metrics": metrics,
+            "providers": providers,
+            "aborted": ctx.aborted,
+        },
         commands,
         first_error or _time(run),
         subject=name,
@@ -290,7 +303,8 @@ def stale_thresholds(ctx: Context) -> list[Finding]:
                 WARNING,
                 f"Stale threshold on {metric_name}",
                 f"The {metric_name} threshold ({condition_text}) sits far from what the last "
-                f"{len(runs_with_metric)} successful runs measured (p5 {p5:g}, p95 {p95:g}), so it {verdict}. "
+                f"{len(runs_with_metric)} successful runs measured (p5 {p5:g}, p95 {p95:g}), so it "
+                f"{verdict}. "
                 "Re-derive it from the current baseline.",
                 {
                     "metric": metric_name,

@@ -30,7 +30,7 @@ from ..objects import (
     rfc3339,
     str_map,
 )
-from ..observations import EMPTY, Observations, RolloutObjects
+from ..observations import Observations, RolloutObjects
 from ..phase import rollout_phase
 
 CRITICAL = "critical"
@@ -223,7 +223,9 @@ class Context:
         for app in self.applications:
             resources = maps(dig(app, "status", "resources"))
             listed = any(
-                r.get("kind") == "Rollout" and r.get("name") == self.name and r.get("namespace") == self.namespace
+                r.get("kind") == "Rollout"
+                and r.get("name") == self.name
+                and r.get("namespace") == self.namespace
                 for r in resources
             )
             if listed or (not resources and instance and dig_str(app, "metadata", "name") == instance):
@@ -286,7 +288,10 @@ class Runbook:
         )
 
     def phase_and_message(self) -> str:
-        return f"{self._ns()} get rollout {self._ro()} -o jsonpath='{{.status.phase}}{{\"\\t\"}}{{.status.message}}'"
+        return (
+            f"{self._ns()} get rollout {self._ro()} "
+            "-o jsonpath='{.status.phase}{\"\\t\"}{.status.message}'"
+        )
 
     def phase_and_step(self) -> str:
         return (
@@ -315,8 +320,8 @@ class Runbook:
     def managed_fields(self) -> str:
         return (
             f"{self._ns()} get rollout {self._ro()} --show-managed-fields "
-            "-o jsonpath='{range .metadata.managedFields[*]}{.manager}{\"\\t\"}{.operation}{\"\\t\"}"
-            "{.time}{\"\\n\"}{end}'"
+            '-o jsonpath=\'{range .metadata.managedFields[*]}{.manager}{"\\t"}{.operation}{"\\t"}'
+            '{.time}{"\\n"}{end}\''
         )
 
 

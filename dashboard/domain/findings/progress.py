@@ -28,9 +28,7 @@ def detect(ctx: Context) -> list[Finding]:
     rs = next((r for r in ctx.replica_sets if r.name == rs_name), ctx.current_rs)
     deadline = opt_int(dig(ctx.rollout, "spec", "progressDeadlineSeconds")) or DEFAULT_PROGRESS_DEADLINE
     problems = _pod_problems(ctx, rs.hash) if rs else []
-    since = (
-        parse_time(found.get("lastTransitionTime")) or parse_time(found.get("lastUpdateTime")) or ctx.now
-    )
+    since = parse_time(found.get("lastTransitionTime")) or parse_time(found.get("lastUpdateTime")) or ctx.now
     runbook = [ctx.runbook.get_rollout()]
     if rs is not None:
         runbook += [ctx.runbook.pods_of(rs.hash), ctx.runbook.describe_rs(rs.name)]
@@ -41,7 +39,8 @@ def detect(ctx: Context) -> list[Finding]:
             CODE,
             CRITICAL,
             "Progress deadline exceeded",
-            f"{rs_name or 'The new ReplicaSet'} made no progress for {deadline} s, so the rollout is Degraded.{pods} "
+            f"{rs_name or 'The new ReplicaSet'} made no progress for {deadline} s, so the rollout is "
+            f"Degraded.{pods} "
             "Fix what keeps the new pods from becoming available, then retry, or abort to stay on stable.",
             {
                 "message": message,

@@ -55,7 +55,11 @@ def template_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[d
         old, new = left.get(path, _MISSING), right.get(path, _MISSING)
         if old != new:
             diff.append(
-                {"path": path, "before": None if old is _MISSING else old, "after": None if new is _MISSING else new}
+                {
+                    "path": path,
+                    "before": None if old is _MISSING else old,
+                    "after": None if new is _MISSING else new,
+                }
             )
     return diff
 
@@ -81,7 +85,9 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
     if ctx.canary is None or not ctx.current_hash or ctx.fully_promoted or ctx.aborted:
         return []
     current = ctx.current_rs
-    reset: Reset | None = next((r for r in reversed(ctx.history.resets) if r.to_hash == ctx.current_hash), None)
+    reset: Reset | None = next(
+        (r for r in reversed(ctx.history.resets) if r.to_hash == ctx.current_hash), None
+    )
     if reset is not None:
         previous = ctx.replica_set(reset.from_hash)
         inferred = False
@@ -106,15 +112,17 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
     config_only = annotations_only(diff)
     since = (current.created if current else None) or (reset.at if reset else ctx.now)
     first_at = reset.at if reset else since
-    previous_at = (previous.created if previous else None) or (
-        ctx.history.sighting(reset.from_hash).first_seen if reset and ctx.history.sighting(reset.from_hash) else None
-    )
+    earlier = ctx.history.sighting(reset.from_hash) if reset else None
+    previous_at = (previous.created if previous else None) or (earlier.first_seen if earlier else None)
     orphan_names = [o.replica_set.name for o in found_orphans]
-    syncs = [s for s in (sync_near(ctx, previous_at), sync_near(ctx, current.created if current else None)) if s]
+    syncs = [
+        s for s in (sync_near(ctx, previous_at), sync_near(ctx, current.created if current else None)) if s
+    ]
     evidence: dict[str, Any] = {
         "previousHash": reset.from_hash if reset else previous.hash if previous else None,
         "currentHash": ctx.current_hash,
-        "previousRevision": (reset.from_revision if reset else None) or (previous.revision if previous else None),
+        "previousRevision": (reset.from_revision if reset else None)
+        or (previous.revision if previous else None),
         "currentRevision": (reset.to_revision if reset else None) or (current.revision if current else None),
         "previousRenderAt": rfc3339(previous_at),
         "rerenderAt": rfc3339(since if inferred else first_at),
@@ -127,10 +135,11 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
         "inferred": inferred,
     }
     if inferred:
+        gap_text = int((since - previous_at).total_seconds()) if previous_at else "?"
         evidence["inferredFrom"] = (
             f"ReplicaSets of consecutive revisions {evidence['previousRevision']} and "
-            f"{evidence['currentRevision']} created {int((since - previous_at).total_seconds()) if previous_at else '?'}"
-            " s apart, the older one never promoted; the step reset itself was not observed"
+            f"{evidence['currentRevision']} created {gap_text} s apart, the older one never promoted; "
+            "the step reset itself was not observed"
         )
     step_text = (
         f"the canary had reached step {reset.step_before} and went back to step {reset.step_after}"
@@ -138,7 +147,8 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
         else "the canary restarted at step 0"
     )
     unwedge = (
-        f" Scale the orphaned ReplicaSet {', '.join(orphan_names)} to zero, let the abort converge, then do one "
+        f" Scale the orphaned ReplicaSet {', '.join(orphan_names)} to zero, let the abort converge, "
+        "then do one "
         "clean run."
         if orphan_names
         else ""
@@ -151,7 +161,8 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
             CRITICAL,
             "Re-render race: the canary restarted at step 0",
             f"The pod template changed while revision {evidence['previousRevision']} was still rolling out "
-            f"({_describe_diff(diff)}), so {step_text} on a new revision. The sync engine rendered the release "
+            f"({_describe_diff(diff)}), so {step_text} on a new revision. The sync engine rendered "
+            "the release "
             "twice (inline values applied at once, the values file read from a checkout that lagged), and "
             f"re-running the pipeline renders it again and restarts the canary once more.{unwedge}",
             evidence,
@@ -178,8 +189,10 @@ def config_only_revision(ctx: Context) -> list[Finding]:
             CONFIG_ONLY_REVISION,
             WARNING,
             f"Revision {current.revision} changed only {', '.join(keys)}",
-            f"Revisions {previous.revision} and {current.revision} have the same containers and differ only in "
-            f"pod-template annotations ({', '.join(keys)}). Nothing about the application changed; the render "
+            f"Revisions {previous.revision} and {current.revision} have the same containers and "
+            "differ only in "
+            f"pod-template annotations ({', '.join(keys)}). Nothing about the application changed; "
+            "the render "
             "did, and every such render restarts the canary.",
             {
                 "previousReplicaSet": previous.name,
@@ -240,7 +253,8 @@ def stuck_at_step_zero(ctx: Context) -> list[Finding]:
             STUCK_AT_STEP_ZERO,
             WARNING,
             f"Stuck at step 0 for {minutes} min",
-            f"Revision {current.revision if current else '?'} started {minutes} min ago and the rollout is still "
+            f"Revision {current.revision if current else '?'} started {minutes} min ago and the "
+            "rollout is still "
             f"Progressing at step 0 ({message or 'no message'}). A pause would read Paused; Progressing at "
             f"step 0 this long after the start is not the design working.{cause}",
             {

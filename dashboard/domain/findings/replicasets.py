@@ -49,7 +49,8 @@ def orphans(ctx: Context) -> list[Orphan]:
             since = aborted_at or rs.created or ctx.now
         else:
             successor = next(
-                (s for s in reversed(ctx.replica_sets) if s.revision > rs.revision and s.created is not None), None
+                (s for s in reversed(ctx.replica_sets) if s.revision > rs.revision and s.created is not None),
+                None,
             )
             reason = (
                 f"revision {successor.revision} superseded it and no scale-down is scheduled"

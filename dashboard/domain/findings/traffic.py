@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ..objects import dig_str, rfc3339
+from ..objects import dig, dig_str, rfc3339
 from .base import CRITICAL, INFO, Context, Finding
 
 WEIGHT_FIGHT = "weight-fight"
@@ -28,7 +28,7 @@ def weight_fight(ctx: Context) -> list[Finding]:
     recent = [c for c in ctx.history.weights if c.at >= window_start]
     if not recent:
         return []
-    # Only changes that happen while the rollout stands still: a step, a new hash or an abort moves the weight.
+    # Only changes while the rollout stands still count: a step, a new hash or an abort moves the weight.
     segment = recent[-1].segment
     fighting = [c for c in recent if c.segment == segment]
     if len(fighting) < limits.weight_fight_min_changes or len({c.value for c in fighting}) < 2:
@@ -56,7 +56,8 @@ def weight_fight(ctx: Context) -> list[Finding]:
             "Weight fight: two writers keep resetting the canary weight",
             f"The canary weight was written {len(fighting)} times in "
             f"{int(limits.weight_fight_window_seconds // 60)} min, flipping between "
-            f"{', '.join(str(v) for v in sorted(set(values)))}, by {who}. Each writer sees the other's value as "
+            f"{', '.join(str(v) for v in sorted(set(values)))}, by {who}. Each writer sees the "
+            "other's value as "
             f"drift and corrects it, so the canary never gets a stable share of traffic. {fix}",
             {
                 "field": fighting[-1].field,
@@ -92,7 +93,7 @@ def replica_weighted_canary(ctx: Context) -> list[Finding]:
             "This canary has no traffic routing, so its weight is only the share of pods running the new "
             "version. Traffic that does not go through the Service's load balancing (workers, cron jobs, "
             "cache hits, long-lived connections) is not split by it.",
-            {"setWeights": weights, "replicas": ctx.rollout.get("spec", {}).get("replicas"), "trafficRouting": None},
+            {"setWeights": weights, "replicas": dig(ctx.rollout, "spec", "replicas"), "trafficRouting": None},
             [ctx.runbook.get_rollout()],
             (current.created if current else None) or ctx.now,
         )

@@ -29,6 +29,7 @@ SEVERITY_MARKS = {"critical": "✖ CRITICAL", "warning": "⚠ WARNING", "info": 
 
 class Command(BaseCommand):
     help = "Print the findings for every Rollout in object dumps (YAML/JSON) and watch recordings (.jsonl)."
+    requires_system_checks: list[str] = []  # reads files only: a review must work whatever else is configured
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH", help="dumps, recordings, or directories")

@@ -1,0 +1,147 @@
+"""``POST /api/v1/rollouts/{cluster}/{namespace}/{name}/actions/{action}`` — thin: parse, call, answer.
+
+Body (JSON): ``{"seen": {"podHash", "stepIndex", "resourceVersion", "status", "paused", "aborted"},
+"params": {"revision": N} | {"replicaSet": NAME}, "idempotencyKey": "…"}``; the key may also come as an
+``Idempotency-Key`` header. Session authentication with CSRF (the ``X-CSRFToken`` header), like every
+form of the site. The service audits every attempt, refusals included.
+
+Answers: 200 done (also when nothing needed sending, with the reason), 202 accepted but still running
+after ``ACTIONS_WAIT_SECONDS``, 400 bad request, 401 not signed in, 403 not permitted, 409 the rollout
+moved on (``changes`` says what), 422 the action does not apply (e.g. unwedge of a non-orphan), 429 rate
+limited, 502 the Kubernetes API refused (its message in ``detail``). A repeated idempotency key answers
+with the first attempt and ``"replayed": true``.
+
+Also ``GET …/actions`` (the actions this user may run on the rollout) and ``GET …/audit`` (its recent
+attempts), both filtered by the same permission checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from dashboard.access.policy import ACTIONS, GET
+from dashboard.access.rbac import aaccess_for
+from dashboard.access.visibility import may_read
+from dashboard.actions.live import entry_json
+from dashboard.actions.models import AuditEntry, Outcome
+from dashboard.actions.plans import DESTRUCTIVE
+from dashboard.actions.service import attempt_refused, rollout_act
+
+STATUS = {
+    Outcome.DONE: 200,
+    Outcome.ACCEPTED: 202,
+    Outcome.CONFLICT: 409,
+    Outcome.REFUSED: 422,
+    Outcome.FAILED: 502,
+}
+POLL_SECONDS = 0.1
+
+
+def _denied_status(detail: str) -> int:
+    if detail.startswith("rate limited"):
+        return 429
+    if detail.startswith("not permitted"):
+        return 403
+    return 400
+
+
+def _answer(entry: AuditEntry, final: AuditEntry | None, replayed: bool) -> JsonResponse:
+    document = entry_json(entry, final)
+    outcome = document["outcome"]
+    status = _denied_status(document["detail"]) if outcome == Outcome.DENIED else STATUS.get(outcome, 200)
+    response = JsonResponse({**document, "replayed": replayed}, status=status)
+    if status == 429:
+        response["Retry-After"] = str(settings.ACTIONS_RATE_WINDOW_SECONDS)
+    return response
+
+
+async def _wait_for_result(entry: AuditEntry) -> AuditEntry | None:
+    if entry.outcome != Outcome.ACCEPTED:
+        return entry
+    deadline = time.monotonic() + settings.ACTIONS_WAIT_SECONDS
+    while True:
+        result = await AuditEntry.objects.filter(attempt=entry).afirst()
+        if result is not None or time.monotonic() >= deadline:
+            return result
+        await asyncio.sleep(POLL_SECONDS)
+
+
+@never_cache
+@require_POST
+async def run_action(
+    request: HttpRequest, cluster: str, namespace: str, name: str, action: str
+) -> JsonResponse:
+    user = await request.auser()
+    if not (user.is_authenticated and user.is_active):
+        return JsonResponse({"error": "authentication required"}, status=401)
+    key = f"{cluster}/{namespace}/{name}"
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        entry = await sync_to_async(attempt_refused)(
+            user, action, key, "the request body must be a JSON object"
+        )
+        return _answer(entry, entry, False)
+    idempotency_key = str(body.get("idempotencyKey") or request.headers.get("Idempotency-Key") or "")
+    try:
+        entry, replayed = await sync_to_async(rollout_act)(
+            user,
+            action,
+            key,
+            seen=body.get("seen"),
+            params=body.get("params"),
+            idempotency_key=idempotency_key,
+        )
+    except ValueError as error:  # unknown action, malformed key, or an idempotency key reused elsewhere
+        entry = await sync_to_async(attempt_refused)(user, action, key, str(error))
+        return _answer(entry, entry, False)
+    final = await _wait_for_result(entry)
+    return _answer(entry, final, replayed)
+
+
+async def _reader(request: HttpRequest) -> Any:
+    user = await request.auser()
+    return user if may_read(user) else None
+
+
+@never_cache
+@require_GET
+async def allowed_actions(request: HttpRequest, cluster: str, namespace: str, name: str) -> JsonResponse:
+    user = await _reader(request)
+    if user is None:
+        return JsonResponse({"error": "authentication required"}, status=401)
+    key = f"{cluster}/{namespace}/{name}"
+    access = await aaccess_for(user)
+    if not access.can(GET, key):
+        return JsonResponse({"error": f"no rollout {key}"}, status=404)
+    allowed = access.actions_on(key, ACTIONS) if user.is_authenticated else []
+    return JsonResponse({"key": key, "actions": allowed, "confirm": sorted(DESTRUCTIVE & set(allowed))})
+
+
+def _recent(key: str, limit: int) -> list[dict[str, Any]]:
+    cluster, namespace, name = key.split("/")
+    rows = AuditEntry.objects.attempts().filter(cluster=cluster, namespace=namespace, rollout=name)[:limit]
+    return [entry_json(row) for row in rows]
+
+
+@never_cache
+@require_GET
+async def rollout_audit(request: HttpRequest, cluster: str, namespace: str, name: str) -> JsonResponse:
+    user = await _reader(request)
+    if user is None:
+        return JsonResponse({"error": "authentication required"}, status=401)
+    key = f"{cluster}/{namespace}/{name}"
+    if not (await aaccess_for(user)).can(GET, key):
+        return JsonResponse({"error": f"no rollout {key}"}, status=404)
+    return JsonResponse({"key": key, "entries": await sync_to_async(_recent)(key, 50)})
