@@ -1082,8 +1082,7 @@ SCENARIOS: list[Obj] = [
     {
         "name": "flagger-canary",
         "description": "A Flagger Canary (Gateway API) initializes, then a new image is analysed 10% -> 50% "
-        "in "
-        "steps of 10 with passing checks and promoted. Ends Succeeded with lastAppliedSpec == "
+        "in steps of 10 with passing checks and promoted. Ends Succeeded with lastAppliedSpec == "
         "lastPromotedSpec, the HTTPRoute back at 100/0 and podinfo scaled to 0.",
         "pod_ready_seconds": 3,
         "metrics": {
@@ -1128,8 +1127,7 @@ SCENARIOS: list[Obj] = [
     {
         "name": "flagger-failed",
         "description": "A Flagger Canary analyses a new image whose success rate stays below 99%: five "
-        "failed "
-        "checks (threshold 5) roll it back. Ends Failed with failedChecks 0 in status (the count "
+        "failed checks (threshold 5) roll it back. Ends Failed with failedChecks 0 in status (the count "
         "is only in the events), the HTTPRoute at 100/0 and frontend scaled to 0.",
         "pod_ready_seconds": 3,
         "metrics": {
@@ -1156,8 +1154,7 @@ SCENARIOS: list[Obj] = [
     {
         "name": "flagger-waiting-approval",
         "description": "A Flagger Canary reaches its max weight (30%) and asks the dashboard's gate server "
-        "for "
-        "promotion (confirm-promotion). Until someone promotes it in the dashboard it stays "
+        "for promotion (confirm-promotion). Ends, until someone promotes it in the dashboard, in "
         "WaitingPromotion with status.canaryWeight 0 and iterations -1 while the HTTPRoute keeps 70/30.",
         "pod_ready_seconds": 3,
         "metrics": {"test/backend/request-success-rate": [99.9], "test/backend/request-duration": [90]},

@@ -229,9 +229,7 @@ async def attach_prometheus(
     try:
         process = await loop.run_in_executor(
             None,
-            lambda: start_prometheus(
-                [traffic.target], scrape_interval=scrape_interval, directory=directory
-            ),
+            lambda: start_prometheus([traffic.target], scrape_interval=scrape_interval, directory=directory),
         )
     except BaseException:
         await traffic.close()

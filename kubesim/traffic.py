@@ -160,7 +160,9 @@ def latency_cdf(le: float, median: float) -> float:
 class _PodCounters:
     labels: dict[str, str]
     last: float
-    requests: dict[str, float] = field(default_factory=lambda: {"200": 0.0, "404": 0.0, "500": 0.0, "503": 0.0})
+    requests: dict[str, float] = field(
+        default_factory=lambda: {"200": 0.0, "404": 0.0, "500": 0.0, "503": 0.0}
+    )
     buckets: list[float] = field(default_factory=lambda: [0.0] * len(BUCKETS))
     total: float = 0.0
     seconds: float = 0.0
@@ -170,9 +172,7 @@ def _ready(pod: Obj) -> bool:
     status = pod.get("status") or {}
     if status.get("phase") != "Running" or (pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
-    )
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
 
 
 def _owner(obj: Obj, kind: str) -> str | None:
@@ -247,9 +247,7 @@ class TrafficModel:
             rollout = self.cache.get(ROLLOUTS, *key) or {}
             status = rollout.get("status") or {}
             stable_hash = status.get("stableRS") or ""
-            versions = {
-                h: ("stable" if not stable_hash or h == stable_hash else "canary") for _, h in pods
-            }
+            versions = {h: ("stable" if not stable_hash or h == stable_hash else "canary") for _, h in pods}
             counts = {"stable": 0, "canary": 0}
             for _, h in pods:
                 counts[versions[h]] += 1
@@ -325,8 +323,12 @@ class TrafficModel:
         ]
         for c in pods:
             for le, value in zip(BUCKETS, c.buckets, strict=True):
-                lines.append(f"http_request_duration_seconds_bucket{{{_labels(c.labels, le=repr(le))}}} {value!r}")
-            lines.append(f"http_request_duration_seconds_bucket{{{_labels(c.labels, le='+Inf')}}} {c.total!r}")
+                lines.append(
+                    f"http_request_duration_seconds_bucket{{{_labels(c.labels, le=repr(le))}}} {value!r}"
+                )
+            lines.append(
+                f"http_request_duration_seconds_bucket{{{_labels(c.labels, le='+Inf')}}} {c.total!r}"
+            )
             lines.append(f"http_request_duration_seconds_sum{{{_labels(c.labels)}}} {c.seconds!r}")
             lines.append(f"http_request_duration_seconds_count{{{_labels(c.labels)}}} {c.total!r}")
         return "\n".join(lines) + "\n"
@@ -363,8 +365,12 @@ async def start_traffic_server(model: TrafficModel, port: int = 0) -> TrafficSer
     """Serve ``GET /metrics`` (and ``POST /control``) on 127.0.0.1; runs on the simulation's loop."""
 
     async def metrics(request: web.Request) -> web.Response:
-        return web.Response(text=model.exposition(), content_type="text/plain", charset="utf-8",
-                            headers={"X-Content-Type-Options": "nosniff"})
+        return web.Response(
+            text=model.exposition(),
+            content_type="text/plain",
+            charset="utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
 
     async def control(request: web.Request) -> web.Response:
         params = dict(request.query)
@@ -377,7 +383,9 @@ async def start_traffic_server(model: TrafficModel, port: int = 0) -> TrafficSer
             model.set_knobs(namespace, rollout, **knobs)
         except TrafficError as error:
             return web.json_response({"error": str(error)}, status=400)
-        return web.json_response({"rollout": f"{namespace}/{rollout}", "knobs": model.overrides[(namespace, rollout)]})
+        return web.json_response(
+            {"rollout": f"{namespace}/{rollout}", "knobs": model.overrides[(namespace, rollout)]}
+        )
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)

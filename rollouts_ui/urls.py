@@ -11,6 +11,7 @@ urlpatterns = [
     re_path(r"^static/(?P<path>.+)$", serve_static, {"insecure": True}),
     path("", include("dashboard.gitops.urls")),  # webhook receivers (signature-authenticated, no login)
     path("", include("dashboard.actions.urls")),
+    path("", include("dashboard.flagger_gates.urls")),
     path("", include("dashboard.access.urls")),
     path("", include("dashboard.web.urls")),
 ]

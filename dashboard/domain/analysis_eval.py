@@ -169,7 +169,9 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
         tok = m.group(kind)
         if kind == "op" and tok in _UNSUPPORTED_OPS:
             # Name the enclosing function when there is one: all(result, {# < 1}) is about all().
-            calls = [t for (k, t), (_, n) in zip(tokens, tokens[1:], strict=False) if n == "(" and k == "name"]
+            calls = [
+                t for (k, t), (_, n) in zip(tokens, tokens[1:], strict=False) if n == "(" and k == "name"
+            ]
             named = [t for t in calls if t in _UNSUPPORTED_FUNCTIONS]
             what = f"the function {named[-1]}()" if named else _UNSUPPORTED_OPS[tok]
             raise UnsupportedExpression(f"expr construct not supported: {what}")
@@ -458,8 +460,11 @@ def _binary_node(op: str, left: Node, right: Node) -> Node:
         a, b = left(env), right(env)
         if isinstance(a, str) and isinstance(b, str) and op in ("+", "<", "<=", ">", ">="):
             return fn(a, b)  # type: ignore[arg-type]
-        if not isinstance(a, int | float) or isinstance(a, bool) or not isinstance(b, int | float) or (
-            isinstance(b, bool)
+        if (
+            not isinstance(a, int | float)
+            or isinstance(a, bool)
+            or not isinstance(b, int | float)
+            or (isinstance(b, bool))
         ):
             raise ExpressionError(
                 f"invalid operation: {op} (mismatched types {_type_name(a)} and {_type_name(b)})"
@@ -689,7 +694,15 @@ def prometheus_result(payload: Any) -> QueryAnswer:
 
 # --- scenario time vs wall-clock windows ------------------------------------------------------------------
 
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "y": 31536000.0}
+_DURATION_UNITS = {
+    "ms": 0.001,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "w": 604800.0,
+    "y": 31536000.0,
+}
 _PROM_DURATION = r"(?:\d+(?:ms|s|m|h|d|w|y))+"
 _RANGE = re.compile(rf"\[\s*({_PROM_DURATION})\s*(?::\s*({_PROM_DURATION})?\s*)?\]")
 _OFFSET = re.compile(rf"\boffset\s+(-?)({_PROM_DURATION})")

@@ -96,6 +96,18 @@ def pipeline_state(runs: Iterable[Mapping[str, Any]]) -> str | None:
     return next((s for s in _STATE_ORDER if s in states), None)
 
 
+def pipeline_states_for(shas: Iterable[str]) -> dict[str, str]:
+    """sha → pipeline state for the commits that have reported runs: the ``pipelines`` argument of
+    ``dashboard.domain.findings`` (``pipeline-red-rollout-healthy``)."""
+    wanted = {s.lower() for s in shas if isinstance(s, str) and s}
+    by_sha: dict[str, list[dict[str, Any]]] = {}
+    for run in PipelineRun.objects.filter(sha__in=wanted).values(
+        "sha", "provider", "pipeline", "state", "at"
+    ):
+        by_sha.setdefault(run["sha"], []).append({**run, "at": rfc3339(run["at"])})
+    return {sha: state for sha, runs in by_sha.items() if (state := pipeline_state(runs)) is not None}
+
+
 def _find_commit(sha: str, repo_keys: Sequence[str]) -> Commit | None:
     rows = Commit.objects.select_related("repository").filter(sha=sha.lower())
     if repo_keys:

@@ -49,8 +49,11 @@ def _data(event: Event) -> Mapping[str, Any]:
 def opening(events: Sequence[Event], pod_hash: str) -> dict[str, Any]:
     """The state release ``pod_hash`` was in before its first recorded change (from "before" fields)."""
     state: dict[str, Any] = {}
+    # Changes seen together with the release's start diff against the previous release's view, so
+    # their "before" fields describe that release, not this one.
+    started = {e.get("at") for e in events if e.get("podHash") == pod_hash and e.get("kind") == "release.started"}
     for event in events:
-        if event.get("podHash") != pod_hash:
+        if event.get("podHash") != pod_hash or event.get("at") in started:
             continue
         kind, data = event.get("kind"), _data(event)
         if kind == "step.changed" and "currentStepIndex" not in state:

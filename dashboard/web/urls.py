@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.web import health, views
+from dashboard.web import health, metrics_api, views
 
 _ROLLOUT = "<str:cluster>/<str:namespace>/<str:name>"
 
@@ -16,6 +16,8 @@ urlpatterns = [
     path("api/v1/rollouts", views.api_fleet, name="api-fleet"),
     path(f"api/v1/rollouts/{_ROLLOUT}", views.api_rollout, name="api-rollout"),
     path(f"api/v1/rollouts/{_ROLLOUT}/timeline", views.api_timeline, name="api-timeline"),
+    path(f"api/v1/rollouts/{_ROLLOUT}/metrics", metrics_api.api_metrics, name="api-metrics"),
+    path(f"api/v1/rollouts/{_ROLLOUT}/analysis-dryrun", metrics_api.api_dryrun, name="api-analysis-dryrun"),
     path(f"api/v1/rollouts/{_ROLLOUT}/releases/<str:pod_hash>", views.api_release, name="api-release"),
     path("accounts/login/", views.login_page, name="login"),
     path("accounts/logout/", views.logout_page, name="logout"),

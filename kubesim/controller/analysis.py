@@ -20,7 +20,12 @@ import json
 from datetime import datetime
 from typing import Any
 
-from dashboard.domain.analysis_eval import ArgumentError, ExpressionError, evaluate_result, resolve_metric_args
+from dashboard.domain.analysis_eval import (
+    ArgumentError,
+    ExpressionError,
+    evaluate_result,
+    resolve_metric_args,
+)
 from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import ANALYSIS_RUNS, ROLLOUTS_MANAGER, Cache, Enqueue, Key, Obj
 from kubesim.metrics import MetricProvider

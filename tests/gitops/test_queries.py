@@ -10,7 +10,7 @@ from django.test import Client, override_settings
 
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.objects import parse_time
-from dashboard.gitops.queries import chain_for_release, latest_chain, pipeline_state
+from dashboard.gitops.queries import chain_for_release, latest_chain, pipeline_state, pipeline_states_for
 from dashboard.history.models import Release
 from tests.gitops import payloads as p
 from tests.kubesim._simhelp import replica_sets, start
@@ -163,3 +163,8 @@ def test_the_pipeline_state_is_the_worst_latest_run_of_each_pipeline() -> None:
     assert pipeline_state(runs) == "running"
     assert pipeline_state(runs[:2]) == "success"
     assert pipeline_state([]) is None
+
+
+def test_pipeline_states_for_findings_map_each_commit_to_its_state(race: Any) -> None:
+    _, _, _, initial_sha, sha = race
+    assert pipeline_states_for([sha, initial_sha, ""]) == {sha: "failure"}

@@ -119,7 +119,9 @@ class _Store:
 
 def test_a_query_that_matches_nothing_is_an_error_measurement(cluster: Any) -> None:
     _, prom = cluster
-    ctl = AnalysisController(_Store(), Cache([]), ManualClock(), PrometheusProvider(prom.url), lambda *a: None)
+    ctl = AnalysisController(
+        _Store(), Cache([]), ManualClock(), PrometheusProvider(prom.url), lambda *a: None
+    )
     run = {
         "metadata": {"name": "typo", "namespace": "n", "uid": "u"},
         "spec": {
@@ -128,7 +130,9 @@ def test_a_query_that_matches_nothing_is_an_error_measurement(cluster: Any) -> N
                     "name": "error-rate",
                     "consecutiveErrorLimit": 0,
                     "successCondition": "result[0] <= 0.05",
-                    "provider": {"prometheus": {"query": 'sum(rate(http_requests_total{rollout="nope"}[10s]))'}},
+                    "provider": {
+                        "prometheus": {"query": 'sum(rate(http_requests_total{rollout="nope"}[10s]))'}
+                    },
                 }
             ]
         },

@@ -65,13 +65,15 @@ def test_stopping_prometheus_mid_analysis_errors_the_run_and_aborts(tmp_path: Pa
                 if m["phase"] == "Error"
             ]
             assert errored and "connect: connection refused" in errored[-1]["message"]
-            assert run["status"]["message"].endswith("connect: connection refused\"") or (
+            assert run["status"]["message"].endswith('connect: connection refused"') or (
                 "consecutiveErrors (1) > consecutiveErrorLimit (0)" in run["status"]["message"]
             )
             deadline = time.monotonic() + 20
             ro: dict[str, Any] = {}
             while time.monotonic() < deadline:
-                ro = handle.call(lambda: handle.store.get("argoproj.io/rollouts", "prom-healthy", "storefront"))
+                ro = handle.call(
+                    lambda: handle.store.get("argoproj.io/rollouts", "prom-healthy", "storefront")
+                )
                 if ro["status"].get("abort"):
                     break
                 time.sleep(0.3)

@@ -28,6 +28,9 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "prometheus-error-spike",
         "prometheus-latency-regression",
         "prometheus-no-traffic",
+        "flagger-canary",
+        "flagger-failed",
+        "flagger-waiting-approval",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description

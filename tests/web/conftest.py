@@ -12,6 +12,12 @@ from dashboard.live.bus import LiveBus, get_bus
 from dashboard.web import data
 
 
+@pytest.fixture(autouse=True)
+def _signed_in_users_view_everything(settings: Any) -> None:
+    # Access is deny-by-default (dashboard.access); these tests are about pages, not scopes.
+    settings.RBAC_DEFAULT_ROLE = "viewer"
+
+
 @pytest.fixture
 def live_bus(redis_prefix: str) -> Iterator[LiveBus]:
     # Signed-in test users read everything through the built-in viewer role (RBAC denies by default).

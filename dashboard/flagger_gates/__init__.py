@@ -1,0 +1,1 @@
+"""Flagger gate webhooks served by the dashboard: Flagger asks, people decide (see ``services``)."""

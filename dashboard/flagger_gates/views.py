@@ -1,0 +1,51 @@
+"""HTTP for the gate server: Flagger's webhook endpoint and the people-facing Canary action API.
+
+Thin: parse, call one function of ``services``, answer. The webhook answers like flagger-loadtester's
+``/gate/check`` (200 ``Approved`` / 403 ``Forbidden``); malformed requests get 400 with the reason.
+
+Non-goals: deciding anything (``services``), rendering pages.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from dashboard.access.rbac import can
+from dashboard.flagger_gates import services
+
+
+@csrf_exempt  # Flagger cannot send a CSRF token; the gate only reads decisions and records the call
+@require_POST
+def gate_webhook(request: HttpRequest, cluster: str, gate: str) -> HttpResponse:
+    try:
+        body = json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return HttpResponse("the body is not JSON", status=400, content_type="text/plain")
+    try:
+        payload = services.parse_payload(gate, body)
+    except services.GateError as error:
+        status = 404 if gate not in services.GATES else 400
+        return HttpResponse(str(error), status=status, content_type="text/plain")
+    status, text = services.gate_answer(cluster, gate, payload)
+    return HttpResponse(text, status=status, content_type="text/plain")
+
+
+@require_POST
+def canary_action(request: HttpRequest, cluster: str, namespace: str, name: str, action: str) -> JsonResponse:
+    if not request.user.is_authenticated:
+        return JsonResponse({"error": "log in to act on canaries"}, status=401)
+    result = services.canary_act(request.user, action, cluster, namespace, name)
+    return JsonResponse(
+        {"outcome": result.outcome, "detail": result.detail, "audit": result.audit_id}, status=result.status
+    )
+
+
+@require_GET
+def canary_gates(request: HttpRequest, cluster: str, namespace: str, name: str) -> JsonResponse:
+    if not can(request.user, "get", f"{cluster}/{namespace}/{name}"):
+        return JsonResponse({"error": "not found"}, status=404)
+    return JsonResponse({"gates": services.gate_states(cluster, namespace, name)})
