@@ -12,11 +12,11 @@ Scenario format (the ``metrics:`` section)::
       latency-p99: {values: [120, 130], format: scalar}
       success-rate: {down: true}             # provider unreachable: Error measurements
 
-``PrometheusProvider`` queries a real Prometheus exactly as Argo Rollouts' prometheus provider does (an instant
-query at wall-clock now, POSTed to ``/api/v1/query``, ``provider.prometheus.timeout`` seconds, 30 by default);
-the answer becomes ``result`` through ``dashboard.domain.analysis_eval.prometheus_result``. Template windows
-are scenario time and are divided by the simulation speed first. ``RoutingProvider`` sends the runs of
-traffic scenarios (by namespace) to Prometheus and everything else to the scenario series.
+``PrometheusProvider`` queries a real Prometheus exactly as Argo Rollouts' prometheus provider does (an
+instant query at wall-clock now, POSTed to ``/api/v1/query``, ``provider.prometheus.timeout`` seconds, 30 by
+default); the answer becomes ``result`` through ``dashboard.domain.analysis_eval.prometheus_result``.
+Template windows are scenario time and are divided by the simulation speed first. ``RoutingProvider``
+sends the runs of traffic scenarios (by namespace) to Prometheus and everything else to the scenario series.
 
 Non-goals: real PromQL in Python (a real Prometheus answers), other providers' wire formats.
 """

@@ -1,7 +1,7 @@
 """A real Prometheus process for kubesim: scratch directory, free 127.0.0.1 port, 1 s scrapes of kubesim.
 
-``start_prometheus(["127.0.0.1:18081"])`` writes a config scraping those targets (``honor_labels: true`` so the
-simulated pods' labels are kept), starts the binary with ``--web.listen-address=127.0.0.1:<free port>``
+``start_prometheus(["127.0.0.1:18081"])`` writes a config scraping those targets (``honor_labels: true``
+so the simulated pods' labels are kept), starts the binary with ``--web.listen-address=127.0.0.1:<free port>``
 (never the binary's 0.0.0.0:9090 default), waits for ``/-/ready`` and returns a handle; ``stop()`` sends
 SIGTERM to that one process and kills it if it does not exit. ``wait_for_data`` waits for the first scrape
 (≈6 s after start with Debian's 2.42: its scrape manager applies targets on a fixed 5 s tick).
@@ -65,7 +65,8 @@ def config_text(targets: Sequence[str], scrape_interval: float = 1.0) -> str:
     """The prometheus.yml: one job scraping kubesim's traffic endpoint(s), labels honoured."""
     interval = _seconds(scrape_interval)
     return (
-        f"global: {{scrape_interval: {interval}, scrape_timeout: {interval}, evaluation_interval: {interval}}}\n"
+        f"global: {{scrape_interval: {interval}, scrape_timeout: {interval}, "
+        f"evaluation_interval: {interval}}}\n"
         "scrape_configs:\n"
         "  - job_name: kubesim\n"
         "    honor_labels: true\n"
@@ -107,16 +108,18 @@ class PrometheusProcess:
                 raise PrometheusUnavailable(
                     f"prometheus exited with status {self.process.returncode}:\n{self.log_tail()}"
                 )
-            with contextlib.suppress(OSError, urllib.error.URLError):
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as response:
-                    if response.status == 200:
-                        return
+            with (
+                contextlib.suppress(OSError, urllib.error.URLError),
+                urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as response,
+            ):
+                if response.status == 200:
+                    return
             time.sleep(0.05)
         self.stop()
         raise PrometheusUnavailable(f"prometheus was not ready within {timeout:g} s:\n{self.log_tail()}")
 
     def wait_for_data(self, promql: str = "up", timeout: float = 30.0, settle: float = 1.5) -> float:
-        """Wait until ``promql`` has a result (plus ``settle`` s so rate() has two samples); returns seconds."""
+        """Wait until ``promql`` has a result (plus ``settle`` s, so rate() has two samples)."""
         started = time.monotonic()
         deadline = started + timeout
         while time.monotonic() < deadline:

@@ -201,7 +201,7 @@ class TrafficModel:
         self._pods: dict[tuple[str, str], _PodCounters] = {}
 
     def set_knobs(self, namespace: str, rollout: str, **knobs: float) -> None:
-        """Override a rollout's traffic from now on: ``rps``, ``canary_error_rate``, ``stable_latency_median``…"""
+        """Override a rollout's traffic from now on: ``rps``, ``canary_error_rate``, ``stable_…``."""
         if (namespace, rollout) not in self.profiles:
             raise TrafficError(f"no traffic is defined for rollout {namespace}/{rollout}")
         for key, value in knobs.items():
@@ -210,7 +210,8 @@ class TrafficModel:
                 _number(value, key, 0, 1e6)
             elif version not in ("stable", "canary") or name not in _VERSION_KEYS:
                 raise TrafficError(
-                    f"unknown knob {key!r}: use rps or (stable|canary)_(error_rate|latency_median|not_found_rate)"
+                    f"unknown knob {key!r}: use rps or "
+                    "(stable|canary)_(error_rate|latency_median|not_found_rate)"
                 )
             else:
                 _version({name: value}, key)

@@ -27,7 +27,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import connections
 
 from dashboard.access.policy import GET, ROLE_PREFIX, Policy, PolicyError, Rule, parse_policy, role_rules
 
@@ -138,11 +138,10 @@ _loader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="access-loader")
 
 def _load_off_loop(user: Any) -> Access:
     def run() -> Access:
-        close_old_connections()
         try:
             return _load(user)
         finally:
-            close_old_connections()
+            connections.close_all()  # this helper thread must not hold a connection between loads
 
     return _loader.submit(run).result(timeout=30)
 

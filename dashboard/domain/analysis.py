@@ -279,7 +279,7 @@ def analysis_run_view(run: Mapping[str, Any], now: datetime) -> AnalysisRunView:
         name = as_str(spec_metric.get("name"))
         seen.add(name)
         with suppress(ArgumentError):  # show the query as measured: {{args.…}} resolved, like upstream
-            spec_metric = resolve_metric_args(dict(spec_metric), list(run_args))
+            spec_metric = resolve_metric_args(dict(spec_metric), [dict(a) for a in run_args])
         metrics.append(_metric_view(name, spec_metric, results_by_name.get(name, {})))
     for result in results:  # results whose metric is not in the spec (spec trimmed or missing)
         name = as_str(result.get("name"))

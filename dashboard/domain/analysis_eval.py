@@ -25,6 +25,7 @@ PromQL evaluation (a real Prometheus does that).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -99,7 +100,7 @@ def resolve_metric_args(metric: Obj, args: list[Obj] | None) -> Obj:
     return resolved
 
 
-# --- the expr subset -----------------------------------------------------------------------------------------
+# --- the expr subset ---------------------------------------------------------------------------------------
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?)"
@@ -170,7 +171,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
         if kind == "op" and tok in _UNSUPPORTED_OPS:
             # Name the enclosing function when there is one: all(result, {# < 1}) is about all().
             calls = [
-                t for (k, t), (_, n) in zip(tokens, tokens[1:], strict=False) if n == "(" and k == "name"
+                t for (k, t), (_, n) in itertools.pairwise(tokens) if n == "(" and k == "name"
             ]
             named = [t for t in calls if t in _UNSUPPORTED_FUNCTIONS]
             what = f"the function {named[-1]}()" if named else _UNSUPPORTED_OPS[tok]

@@ -41,9 +41,11 @@ class PrometheusClient:
     async def _post(self, path: str, form: dict[str, str]) -> Outcome:
         url = f"{self.base_url}{path}"
         try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout)) as session:
-                async with session.post(url, data=form) as response:
-                    text = await response.text()
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout)) as session,
+                session.post(url, data=form) as response,
+            ):
+                text = await response.text()
         except TimeoutError:
             return Outcome(
                 UNREACHABLE, message=f"Prometheus at {self.base_url} did not answer within {self.timeout:g} s"

@@ -106,7 +106,7 @@ def _probes(success: str, failure: str, shape: str) -> list[Any]:
     values = set(_PROBES)
     for n in numbers:
         values.update({n, n * 0.5, n * 2, n - 1e-6, n + 1e-6, -n})
-    ordered = sorted(values) + [math.nan, math.inf, -math.inf]
+    ordered = [*sorted(values), math.nan, math.inf, -math.inf]
     return ordered if shape == "scalar" else [[v] for v in ordered]
 
 

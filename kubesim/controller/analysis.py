@@ -46,7 +46,7 @@ def _int(value: Any, default: int) -> int:
 
 
 def resolve_args(metric: Obj, args: list[Obj]) -> Obj:
-    """Substitute ``{{args.name}}`` in a metric, like analysisutil.ResolveMetricArgs (raises ArgumentError)."""
+    """Substitute ``{{args.name}}`` like analysisutil.ResolveMetricArgs (raises ArgumentError)."""
     return resolve_metric_args(metric, args)
 
 

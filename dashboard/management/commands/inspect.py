@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.domain import rollout_views
 from dashboard.domain.experiments import experiment_view
+from dashboard.domain.flagger import canary_views, render_canary
 from dashboard.domain.objects import dig_str, parse_time
 from dashboard.domain.render_text import render_experiment, render_rollout
 from dashboard.kube.loading import LoadedObject, load_paths
@@ -76,16 +77,19 @@ def _status_problems(objects: tuple[LoadedObject, ...]) -> list[str]:
 
 def _rollouts(objects: list[Mapping[str, Any]], name: str | None, fmt: str, now: datetime) -> str:
     views = rollout_views(objects, now=now)
+    canaries = canary_views(objects, now=now)  # Flagger Canaries are shown beside Rollouts
     if name is not None:
         views = [view for view in views if view.name == name]
-        if not views:
-            raise CommandError(f"no Rollout named {name!r} in the given paths")
-    if not views:
-        raise CommandError("no Rollout found in the given paths")
+        canaries = [view for view in canaries if view.name == name]
+        if not views and not canaries:
+            raise CommandError(f"no Rollout named {name!r} (nor a Canary) in the given paths")
+    if not views and not canaries:
+        raise CommandError("no Rollout found in the given paths (nor a Canary)")
     if fmt == "json":
-        documents = [view.to_dict() for view in views]
+        documents = [view.to_dict() for view in views] + [view.to_dict() for view in canaries]
         return _json(documents[0] if len(documents) == 1 else documents)
-    return "\n".join(render_rollout(view) for view in views)
+    texts = [render_rollout(view) for view in views] + [render_canary(view, now) for view in canaries]
+    return "\n".join(texts)
 
 
 def _experiments(objects: list[Mapping[str, Any]], name: str, fmt: str, now: datetime) -> str:
