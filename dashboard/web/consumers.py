@@ -31,6 +31,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read, visible
 from dashboard.live.bus import BusError, StreamTrimmed, parse_id
 from dashboard.live.messages import FLEET_GROUP, rollout_group
@@ -51,6 +52,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         self.user = self.scope.get("user")
+        await aaccess_for(self.user)  # the user's grants, loaded off the event loop
         if not may_read(self.user):
             await self.close(code=4401)
             return

@@ -25,6 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET
 
+from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read, visible
 from dashboard.web import data
 from dashboard.web.fleet import GROUPS, fleet_rows, group_counts
@@ -41,6 +42,7 @@ def _reader(api: bool = False) -> Callable[[View], View]:
         async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             user = await request.auser()
             request.user = user  # resolved here, so templates never touch the database synchronously
+            await aaccess_for(user)  # the user's grants, loaded once here for every check below
             if not may_read(user):
                 if api:
                     return JsonResponse({"error": "authentication required"}, status=401)

@@ -1,12 +1,20 @@
 // Fleet page: a dense, live table grouped by attention. Filters and favourites live in the URL and in
 // localStorage; rows change in place as updates arrive.
+//
+// The page arrives as a shell; the rows come from /api/v1/fleet/rows (compact arrays, fetched while the
+// shell is parsed) and the websocket resumes from that document's stream id. Only the rows in and near
+// the viewport are in the DOM once the list is long (fixed row heights make the window arithmetic exact),
+// so 10,000 rollouts cost what 50 do; a short list is rendered whole.
 (function () {
   "use strict";
   var el = UI.el, icon = UI.icon;
-  var initial = UI.readJSON("initial");
   var groups = UI.readJSON("groups");
   var rows = {};            // key -> presented row
   var trs = {};             // key -> <tr> currently in the table
+  var ROW_H = 44, GROUP_H = 38, OVERSCAN = 12, WINDOW_FROM = 600;  // px, px, rows, list length
+  var items = [];           // the display list: {group, open, count} or {key}
+  var offsets = [0];        // offsets[i] = px from the table body's top to item i
+  var windowed = false, drawn = [-1, -1];
   var GROUP_RANK = {};
   groups.forEach(function (g, i) { GROUP_RANK[g.name] = i; });
   var params = new URLSearchParams(location.search);
@@ -59,6 +67,17 @@
       (b.findings.critical - a.findings.critical) || (b.findings.warning - a.findings.warning) ||
       ((a.startedAt || "9") < (b.startedAt || "9") ? -1 : (a.startedAt || "9") > (b.startedAt || "9") ? 1 : 0) ||
       (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  }
+
+  // Ages are computed here from startedAt so that the server's rows stay cacheable.
+  function age(iso) {
+    var started = Date.parse(iso);
+    if (!iso || isNaN(started)) return "—";
+    var s = Math.max(0, Math.floor((Date.now() - started) / 1000));
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " m";
+    if (s < 86400) { var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60; return m && h < 10 ? h + " h " + m + " m" : h + " h"; }
+    return Math.floor(s / 86400) + " d";
   }
 
   function reasonTone(row) {
@@ -116,15 +135,14 @@
       weightCell(row),
       el("td", { "class": "hashes" }, row.canaryHash ? el("span", { text: row.canaryHash }) : null,
         row.canaryHash ? el("span", { "class": "muted", text: " → " }) : null, el("span", { "class": "muted", text: row.stableHash })),
-      el("td", { text: row.age }),
+      el("td", { "class": "age", text: age(row.startedAt) }),
       findingsCell(row));
     trs[row.key] = tr;
     return tr;
   }
 
-  function groupRow(group, count) {
+  function groupRow(group, count, open) {
     var collapsible = group.name === "healthy";
-    var open = !collapsible || expanded.healthy || filter.group === "healthy" || filter.q || filter.fav;
     var label = el("span", null, icon(group.name === "attention" ? "critical" : group.name === "waiting" ? "paused" : group.name),
       " " + group.label + " ", el("span", { "class": "badge", text: String(count) }), el("span", { "class": "hint", text: group.hint }));
     var head = collapsible
@@ -132,7 +150,7 @@
           el("span", { "class": "hint", text: open ? "· click to collapse" : "· collapsed, click to show" }))
       : label;
     if (collapsible) head.addEventListener("click", function () { expanded.healthy = !open; syncUrl(); scheduleRender(); });
-    return { tr: el("tr", { "class": "group", "aria-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head)), open: open };
+    return el("tr", { "class": "group", "aria-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head));
   }
 
   function render() {
@@ -143,16 +161,22 @@
     list.forEach(function (r) { counts[r.group] = (counts[r.group] || 0) + 1; });
     document.querySelectorAll("[data-count]").forEach(function (node) { node.textContent = String(counts[node.getAttribute("data-count")] || 0); });
     var shown = list.filter(matches).sort(compare);
-    var fragment = document.createDocumentFragment();
-    trs = {};
+    items = [];
+    var byGroup = {};
+    shown.forEach(function (r) { (byGroup[r.group] = byGroup[r.group] || []).push(r); });
     groups.forEach(function (g) {
-      var members = shown.filter(function (r) { return r.group === g.name; });
-      if (!members.length) return;
-      var head = groupRow(g, members.length);
-      fragment.appendChild(head.tr);
-      if (head.open) members.forEach(function (r) { fragment.appendChild(buildRow(r)); });
+      var members = byGroup[g.name];
+      if (!members) return;
+      var open = isOpen(g);
+      items.push({ group: g, open: open, count: members.length });
+      if (open) members.forEach(function (r) { items.push({ key: r.key }); });
     });
-    UI.clear(body).appendChild(fragment);
+    offsets = [0];
+    items.forEach(function (item, i) { offsets.push(offsets[i] + (item.key ? ROW_H : GROUP_H)); });
+    windowed = items.length > WINDOW_FROM;
+    body.classList.toggle("windowed", windowed);
+    drawn = [-1, -1];
+    drawWindow();
     document.getElementById("fleet-empty").hidden = shown.length > 0;
     document.getElementById("fleet-shown").textContent = "Showing " + shown.length + " of " + list.length;
     var clusters = {}, namespaces = {};
@@ -160,6 +184,89 @@
     document.getElementById("fleet-summary").textContent = list.length + " rollouts · " + Object.keys(clusters).length +
       " clusters · " + Object.keys(namespaces).length + " namespaces";
   }
+
+  function isOpen(group) {
+    return group.name !== "healthy" || expanded.healthy || filter.group === "healthy" || !!filter.q || filter.fav;
+  }
+
+  // The items [from, to) that cover the viewport (plus some overscan), found by binary search on offsets.
+  function visibleRange() {
+    if (!windowed) return [0, items.length];
+    var top = body.getBoundingClientRect().top;
+    var start = Math.max(0, -top), end = start + window.innerHeight;
+    function find(y) {
+      var lo = 0, hi = items.length;
+      while (lo < hi) { var mid = (lo + hi) >> 1; if (offsets[mid + 1] <= y) lo = mid + 1; else hi = mid; }
+      return lo;
+    }
+    return [Math.max(0, find(start) - OVERSCAN), Math.min(items.length, find(end) + 1 + OVERSCAN)];
+  }
+
+  function spacer(height) {
+    return el("tr", { "class": "spacer", "aria-hidden": "true", style: "height:" + height + "px" }, el("td", { colspan: "9" }));
+  }
+
+  function drawWindow() {
+    var range = visibleRange();
+    if (range[0] === drawn[0] && range[1] === drawn[1]) return;
+    drawn = range;
+    var focused = document.activeElement && body.contains(document.activeElement) ? focusKey(document.activeElement) : null;
+    var fragment = document.createDocumentFragment();
+    trs = {};
+    if (range[0] > 0) fragment.appendChild(spacer(offsets[range[0]]));
+    for (var i = range[0]; i < range[1]; i++) {
+      var item = items[i];
+      if (!item.key) fragment.appendChild(groupRow(item.group, item.count, item.open));
+      else fragment.appendChild(rows[item.key] ? buildRow(rows[item.key]) : spacer(ROW_H));  // removed, re-render queued
+    }
+    if (range[1] < items.length) fragment.appendChild(spacer(offsets[items.length] - offsets[range[1]]));
+    UI.clear(body).appendChild(fragment);
+    if (focused) restoreFocus(focused);
+  }
+
+  function focusKey(node) {
+    var tr = node.closest("tr");
+    return tr ? { key: tr.getAttribute("data-key") || tr.getAttribute("data-group"), fav: node.classList.contains("fav") } : null;
+  }
+
+  function restoreFocus(f) {
+    var tr = trs[f.key] || body.querySelector("tr.group[data-group='" + f.key + "']");
+    var target = tr && tr.querySelector(f.fav ? ".fav" : "a, button");
+    if (target) target.focus({ preventScroll: true });
+  }
+
+  var scrollQueued = false;
+  function onScroll() {
+    if (!windowed || scrollQueued) return;
+    scrollQueued = true;
+    requestAnimationFrame(function () { scrollQueued = false; drawWindow(); });
+  }
+  window.addEventListener("scroll", onScroll, { passive: true });
+  window.addEventListener("resize", onScroll);
+
+  // ↓ / ↑ move between rows (and j / k), keeping the focused row on screen even when it was not drawn.
+  function moveFocus(from, step) {
+    var key = focusKey(from);
+    if (!key) return;
+    var index = -1;
+    for (var i = 0; i < items.length; i++) {
+      var item = items[i];
+      if (item.key === key.key || (item.group && item.group.name === key.key)) { index = i; break; }
+    }
+    var next = index + step;
+    if (index < 0 || next < 0 || next >= items.length) return;
+    var y = offsets[next], top = body.getBoundingClientRect().top + window.scrollY;
+    var head = 48 + 40;  // the sticky top bar and the table head
+    if (top + y < window.scrollY + head) window.scrollTo(0, top + y - head);
+    else if (top + y + ROW_H > window.scrollY + window.innerHeight) window.scrollTo(0, top + y + ROW_H - window.innerHeight);
+    drawWindow();
+    var target = items[next];
+    restoreFocus({ key: target.key || target.group.name, fav: false });
+  }
+  body.addEventListener("keydown", function (event) {
+    if (event.key === "ArrowDown" || event.key === "j") { event.preventDefault(); moveFocus(event.target, 1); }
+    else if (event.key === "ArrowUp" || event.key === "k") { event.preventDefault(); moveFocus(event.target, -1); }
+  });
 
   function scheduleRender() {
     if (renderQueued) return;
@@ -176,11 +283,8 @@
       var tr = trs[row.key];
       var moved = !old || old.group !== row.group || old.startedAt !== row.startedAt ||
         old.findings.critical !== row.findings.critical || old.findings.warning !== row.findings.warning;
-      if (moved || !tr || matches(old) !== matches(row)) {
-        structural = true;
-      } else {
-        tr.replaceWith(buildRow(row));
-      }
+      if (moved || matches(old) !== matches(row)) structural = true;
+      else if (tr) tr.replaceWith(buildRow(row));  // rows outside the drawn window are drawn when scrolled to
     });
     removed.forEach(function (key) { delete rows[key]; });
     if (structural) scheduleRender();
@@ -233,19 +337,57 @@
     values.forEach(function (v) { if (!have[v]) select.appendChild(el("option", { value: v, text: v })); });
   }
 
+  function fromCompact(fields, list) {
+    return list.map(function (values) {
+      var row = {};
+      for (var i = 0; i < fields.length; i++) row[fields[i]] = values[i];
+      return row;
+    });
+  }
+
   function loadSnapshot(list) {
     rows = {};
     list.forEach(function (row) { rows[row.key] = row; });
-    keepOptions("fleet-cluster", list.map(function (r) { return r.cluster; }));
-    keepOptions("fleet-namespace", list.map(function (r) { return r.namespace; }));
+    keepOptions("fleet-cluster", Object.keys(rows).map(function (k) { return rows[k].cluster; }).filter(unique()).sort());
+    keepOptions("fleet-namespace", Object.keys(rows).map(function (k) { return rows[k].namespace; }).filter(unique()).sort());
+    ["cluster", "namespace"].forEach(function (name) { document.getElementById("fleet-" + name).value = filter[name]; });
+    document.body.setAttribute("data-fleet", "loaded");
     render();
   }
 
+  function unique() { var seen = {}; return function (v) { if (seen[v]) return false; seen[v] = 1; return true; }; }
+
+  function failed(message) {
+    document.getElementById("fleet-summary").textContent = message;
+    document.body.setAttribute("data-fleet", "failed");
+  }
+
   bindFilters();
-  loadSnapshot(initial.rows);
   var live = Live.connect("/ws/fleet/", {
-    snapshot: function (message) { loadSnapshot(message.rows); },
+    snapshot: function (message) { loadSnapshot(message.fields ? fromCompact(message.fields, message.rows) : message.rows); },
     update: function (message) { apply(message.rows || [], message.removed || []); },
   });
-  live.start(initial.streamId);
+  // The rows document was requested by the shell's preload; this fetch is served from that response.
+  fetch(document.getElementById("fleet-rows-url").getAttribute("href"), { credentials: "same-origin" })
+    .then(function (response) {
+      if (response.status === 401) { location.reload(); return null; }
+      if (!response.ok) throw new Error("the server answered " + response.status);
+      return response.json();
+    })
+    .then(function (doc) {
+      if (!doc) return;
+      loadSnapshot(fromCompact(doc.fields, doc.rows));
+      live.start(doc.streamId);
+    })
+    .catch(function (error) {
+      failed("Could not load the fleet (" + error.message + "); retrying live…");
+      live.start(null);  // the websocket's snapshot fills the table instead
+    });
+  setInterval(function () {  // ages tick without a server round trip
+    body.querySelectorAll("tr.row").forEach(function (tr) {
+      var row = rows[tr.getAttribute("data-key")];
+      var cell = tr.querySelector("td.age");
+      if (row && cell) cell.textContent = age(row.startedAt);
+    });
+  }, 30000);
 })();
