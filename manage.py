@@ -1,5 +1,11 @@
 #!/usr/bin/env python
-"""Django's command-line utility for rollouts-ui."""
+"""Django's command-line utility for rollouts-ui.
+
+Commands may be spelled with hyphens (``export-history``, ``import-history``, ``analysis-dryrun``): a
+command's name is its module's name, and a module named with hyphens cannot be imported, so the modules
+use underscores and ``command_alias`` turns the hyphens of the command word into underscores before
+Django dispatches. Only the command word changes; options and arguments pass through untouched.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,20 @@ import os
 import sys
 
 
+def command_alias(argv: list[str]) -> list[str]:
+    """``[prog, "export-history", …]`` → ``[prog, "export_history", …]``; anything else unchanged."""
+    if len(argv) > 1 and "-" in argv[1] and not argv[1].startswith("-"):
+        return [argv[0], argv[1].replace("-", "_"), *argv[2:]]
+    if len(argv) > 2 and argv[1] == "help" and "-" in argv[2] and not argv[2].startswith("-"):
+        return [argv[0], "help", argv[2].replace("-", "_"), *argv[3:]]
+    return list(argv)
+
+
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rollouts_ui.settings")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    execute_from_command_line(command_alias(sys.argv))
 
 
 if __name__ == "__main__":

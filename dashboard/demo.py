@@ -67,13 +67,18 @@ async def serve(options: DemoOptions, kubeconfig: str, announce: Callable[[str],
 
     from dashboard.history.recorder import Recorder
     from dashboard.kube.connection import KubeApi
+    from dashboard.kube.service import pipeline_settings
     from dashboard.kube.watcher import Watcher
     from dashboard.live.bus import get_bus
     from dashboard.live.lease import MemoryLease
 
     recorder = Recorder().start()
     watcher = Watcher(
-        CLUSTER, bus=get_bus(channel_layer=get_channel_layer()), lease=MemoryLease(), recorder=recorder
+        CLUSTER,
+        bus=get_bus(channel_layer=get_channel_layer()),
+        lease=MemoryLease(),
+        recorder=recorder,
+        settings=pipeline_settings(),
     )
     api = await KubeApi.connect(kubeconfig)
     config = uvicorn.Config(

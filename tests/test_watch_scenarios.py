@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.history.models import Outcome, Release
+from dashboard.history.models import Outcome, Release, TimelineEvent
 from dashboard.history.recorder import Recorder
 from kubesim.testing import running_kubesim
 from tests.kube.watch_helpers import (
@@ -47,10 +47,23 @@ async def run_scenario(
                 problems = await db(history_problems, cluster)
                 assert problems == []
                 stream = await bus.read_since("0-0", count=10_000)
-                return {"views": await bus.snapshots(cluster), "stream": stream, "watcher": watcher}
+                return {
+                    "views": await bus.snapshots(cluster),
+                    "fleet": await bus.fleet(),
+                    "stream": stream,
+                    "watcher": watcher,
+                }
     finally:
         await asyncio.to_thread(recorder.stop)
         await bus.close()
+
+
+def raised_findings(cluster: str, rollout: str) -> list[tuple[str, str]]:
+    """(code, severity) of every finding.raised event recorded for a rollout (sync)."""
+    events = TimelineEvent.objects.filter(
+        release__cluster=cluster, release__rollout=rollout, kind="finding.raised"
+    )
+    return [(e.data.get("code"), e.data.get("severity")) for e in events]
 
 
 def kinds_of(events: list[tuple[str, str, str]], pod_hash: str) -> list[str]:
@@ -82,6 +95,10 @@ async def test_healthy_canary_ends_promoted_with_every_step_recorded(
     assert [d for h, k, d in events if k == "step.changed" and h == view["currentPodHash"]] == [
         f"step:{i}" for i in range(1, 7)
     ]
+    # A healthy release: nothing to diagnose above info, live or on the timeline.
+    assert [f["code"] for f in view["findings"] if f["severity"] != "info"] == []
+    raised = await db(raised_findings, "e2e", "checkout")
+    assert [code for code, severity in raised if severity != "info"] == []
 
 
 async def test_failed_analysis_aborts_and_the_release_is_recorded_aborted(
@@ -121,3 +138,24 @@ async def test_rerender_race_supersedes_the_first_render_and_restarts_at_step_ze
     assert "release.superseded" in kinds_of(events, releases[2].pod_hash)
     assert "release.rerendered" in kinds_of(events, releases[3].pod_hash)
     assert view["gitops"]["application"].endswith("/frontend")
+
+
+
+async def test_rerender_race_is_raised_live_on_the_snapshot_the_timeline_and_the_fleet_row(
+    redis_url: str, redis_prefix: str
+) -> None:
+    result = await run_scenario(
+        "rerender-race",
+        redis_url,
+        redis_prefix,
+        lambda v: any(f["code"] == "rerender-race" for f in v.get("findings") or ()),
+    )
+    (view,) = result["views"].values()
+    race = next(f for f in view["findings"] if f["code"] == "rerender-race")
+    assert race["severity"] == "critical" and race["rollout"] == "frontend" and race["evidence"]["stepBefore"]
+    raised = [(h, d) for h, k, d in await db(timeline, "e2e", "frontend") if k == "finding.raised"]
+    assert (view["currentPodHash"], f"finding:rerender-race:{race['since']}") in raised
+    (row,) = result["fleet"]
+    severities = [f["severity"] for f in view["findings"]]
+    assert row["findings"] == {s: severities.count(s) for s in ("critical", "warning", "info")}
+    assert row["findings"]["critical"] >= 1

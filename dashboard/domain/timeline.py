@@ -306,28 +306,45 @@ def _analysis(emit: _Emitter, prev: View, cur: View) -> None:
 
 
 def _findings(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
-    before = {f.get("code"): f for f in _list(prev.get("findings")) if isinstance(f, Mapping)}
-    now = {f.get("code"): f for f in _list(cur.get("findings")) if isinstance(f, Mapping)}
-    for code, finding in now.items():
-        if code not in before:
+    # Keyed by code and subject: each orphaned ReplicaSet (or failed run) is raised and cleared on its own,
+    # and a finding whose evidence or wording changes is not raised again.
+    before = _findings_by_key(prev)
+    now = _findings_by_key(cur)
+    for (code, subject), finding in now.items():
+        if (code, subject) not in before:
             emit(
                 FINDING_RAISED,
                 pod_hash,
-                f"finding:{code}:{finding.get('since')}",
+                _finding_dedupe(code, subject, finding),
                 str(finding.get("title") or code),
                 code=code,
+                subject=subject or None,
                 severity=finding.get("severity"),
             )
-    for code, finding in before.items():
-        if code not in now:
+    for (code, subject), finding in before.items():
+        if (code, subject) not in now:
             emit(
                 FINDING_CLEARED,
                 pod_hash,
-                f"finding:{code}:{finding.get('since')}:cleared",
+                _finding_dedupe(code, subject, finding) + ":cleared",
                 f"Cleared: {finding.get('title') or code}",
                 code=code,
+                subject=subject or None,
                 severity=finding.get("severity"),
             )
+
+
+def _findings_by_key(view: View) -> dict[tuple[str, str], Mapping[str, Any]]:
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for finding in _list(view.get("findings")):
+        if isinstance(finding, Mapping) and _str(finding.get("code")):
+            found[(str(finding["code"]), _str(finding.get("subject")) or "")] = finding
+    return found
+
+
+def _finding_dedupe(code: str, subject: str, finding: Mapping[str, Any]) -> str:
+    """The same shape as ``findings.finding_changes`` writes: ``finding:<code>[:<subject>]:<since>``."""
+    return f"finding:{code}{':' + subject if subject else ''}:{finding.get('since')}"
 
 
 def _analysis_runs(view: View) -> dict[tuple[str, str], Mapping[str, Any]]:
@@ -429,7 +446,7 @@ def timeline_basis(view: View) -> dict[str, Any]:
         if isinstance(s, Mapping)
     ]
     basis["findings"] = [
-        {k: f.get(k) for k in ("code", "since", "title", "severity")}
+        {k: f.get(k) for k in ("code", "subject", "since", "title", "severity")}
         for f in _list(view.get("findings"))
         if isinstance(f, Mapping)
     ]

@@ -10,7 +10,9 @@ from typing import Any
 
 from django.conf import settings
 
+from dashboard.domain.findings import Thresholds
 from dashboard.history.recorder import Recorder
+from dashboard.kube.watcher import PipelineSettings
 from dashboard.live.bus import DEFAULT_PREFIX, LiveBus, get_bus
 from dashboard.live.lease import Lease, MemoryLease, RedisLease
 
@@ -30,6 +32,12 @@ def lease_for(cluster: str, prefix: str | None = None) -> Lease:
         prefix = prefix if prefix is not None else str(getattr(settings, "LIVE_REDIS_PREFIX", DEFAULT_PREFIX))
         return RedisLease(settings.REDIS_URL, prefix=prefix, cluster=cluster)
     return MemoryLease()
+
+
+def pipeline_settings(**overrides: Any) -> PipelineSettings:
+    """The watcher's settings with the diagnostics' thresholds from the Django settings."""
+    thresholds = Thresholds(stuck_at_step_zero_seconds=float(settings.STUCK_AT_STEP_ZERO_SECONDS))
+    return PipelineSettings(thresholds=thresholds, **overrides)
 
 
 def history_recorder() -> Recorder:

@@ -23,17 +23,20 @@ import gc
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from dashboard.domain.applications import gitops_for_rollout
+from dashboard.domain.findings import Thresholds, detect_findings
+from dashboard.domain.observations import Observations, RolloutObjects, observe
 from dashboard.domain.rollout_view import build_rollout_view
 from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
 from dashboard.history.recorder import Recorder
-from dashboard.kube.cache import ClusterCache, MalformedObject, RolloutInputs, describe
+from dashboard.kube.cache import ROLLOUT, ClusterCache, MalformedObject, RolloutInputs, describe, uid_of
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
 from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
@@ -83,6 +86,10 @@ class PipelineSettings:
     min_publish_interval: float = 0.25  # per rollout: a burst becomes at most ~4 updates a second
     batch_size: int = 100  # views built between two yields to the event loop
     bus_retry: float = 2.0  # after a failed publish
+    # Some findings change with time alone (stuck at step 0, a scale-down deadline passing, a weight fight
+    # going quiet): every rollout is re-evaluated once per this many seconds, spread evenly over it.
+    recheck_seconds: float = 30.0
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
 
 @dataclass
@@ -139,6 +146,9 @@ class Watcher:
         self._timer: asyncio.TimerHandle | None = None
         self._resync_pending = False
         self._logged: set[tuple[str, str]] = set()
+        # Per rollout UID: what the detectors need beyond one snapshot (hash changes, weight writers).
+        self._history: dict[str, Observations] = {}
+        self._recheck_cursor = 0
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -151,20 +161,39 @@ class Watcher:
             for event_type, obj in changes:
                 self.record_to.write(self.cluster, event_type, obj, at)
         self.stats.changes += len(changes)
+        if kind == ROLLOUT:
+            for event_type, obj in changes:
+                self._observe(event_type, obj, at)
         self._mark(affected)
         self._synced.add((kind, namespace))
         self._check_ready()
 
     def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
+        at = self.clock()
         if self.record_to is not None:
-            self.record_to.write(self.cluster, event_type, obj, self.clock())
+            self.record_to.write(self.cluster, event_type, obj, at)
         try:
             affected = self.cache.apply(kind, event_type, obj)
         except MalformedObject as error:
             self._malformed(kind, obj, str(error))
             return
+        if kind == ROLLOUT:
+            # Every write, not only the coalesced publish: a weight fight is a sequence of writes.
+            self._observe(event_type, obj, at)
         self.stats.changes += 1
         self._mark(affected)
+
+    def _observe(self, event_type: str, rollout: Mapping[str, Any], at: datetime) -> None:
+        """Fold one Rollout write into its history. ``rollout`` is the object as the API sent it: the
+        cache drops ``managedFields``, and only they say who wrote the canary weight."""
+        uid = uid_of(rollout)
+        if event_type == "DELETED":
+            self._history.pop(uid, None)
+            return
+        try:
+            self._history[uid] = observe(self._history.get(uid), None, RolloutObjects(rollout), at)
+        except Exception as error:  # the domain promises not to raise; one bad object must not stop us
+            self._malformed(ROLLOUT, rollout, f"observing it failed: {error!r}")
 
     def unavailable(self, kind: str, namespace: str | None) -> None:
         self._synced.add((kind, namespace))
@@ -214,6 +243,7 @@ class Watcher:
         ]
         tasks.append(asyncio.create_task(self.keep_lease(), name="lease"))
         tasks.append(asyncio.create_task(self.publish_forever(), name="publisher"))
+        tasks.append(asyncio.create_task(self.recheck_forever(), name="recheck"))
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -253,6 +283,26 @@ class Watcher:
                 )
                 await asyncio.sleep(self.settings.bus_retry)
                 self._wake.set()
+
+    async def recheck_forever(self, tick: float = 1.0) -> None:
+        """Re-evaluate every rollout once per ``recheck_seconds``: a slice of them each ``tick``, so that
+        time-driven findings appear and clear on time without rebuilding the whole fleet in one burst."""
+        await self._ready.wait()
+        while True:
+            await asyncio.sleep(tick)
+            self.recheck_slice(tick / max(self.settings.recheck_seconds, tick))
+
+    def recheck_slice(self, fraction: float) -> None:
+        """Mark the next ``fraction`` of the rollouts dirty (round-robin over the cache)."""
+        uids = list(self.cache.rollouts())
+        if not uids:
+            return
+        count = max(1, math.ceil(len(uids) * fraction))
+        start = self._recheck_cursor % len(uids)
+        chosen = uids[start : start + count]
+        chosen += uids[: count - len(chosen)]
+        self._recheck_cursor = start + count
+        self._mark(chosen)
 
     async def flush(self, *, force: bool = False) -> None:
         """Publish every dirty rollout that is due (all of them with ``force``)."""
@@ -346,6 +396,21 @@ class Watcher:
         gitops = gitops_for_rollout(inputs.applications, str(view.get("namespace")), str(view.get("name")))
         if gitops is not None:
             view.setdefault("gitops", gitops)
+        objects = RolloutObjects(
+            inputs.rollout, inputs.replicasets, inputs.analysisruns, inputs.pods, inputs.applications
+        )
+        try:
+            findings = detect_findings(
+                view,
+                objects=objects,
+                history=self._history.get(uid),
+                now=at,
+                thresholds=self.settings.thresholds,
+            )
+        except Exception as error:  # as above: the view is still worth publishing without its findings
+            self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")
+            findings = []
+        view["findings"] = [finding.to_dict() for finding in findings]
         return view
 
     async def _resync(self) -> None:
@@ -393,6 +458,7 @@ class Watcher:
                         await asyncio.sleep(wait)
                     last_wall = time.monotonic()
             group_at = event.at
+            self.clock = _fixed_clock(event.at)  # changes are observed when they were recorded
             kind = event.object.get("kind")
             if isinstance(kind, str):
                 self.changed(kind, event.type, event.object)
@@ -404,8 +470,12 @@ class Watcher:
         return count
 
     async def _replay_flush(self, at: datetime) -> None:
-        self.clock = lambda: at
+        self.clock = _fixed_clock(at)
         await self.flush(force=True)
+
+
+def _fixed_clock(at: datetime) -> Callable[[], datetime]:
+    return lambda: at
 
 
 def describe_stats(watcher: Watcher) -> str:

@@ -55,7 +55,7 @@ def _denied_status(detail: str) -> int:
 
 
 def _answer(entry: AuditEntry, final: AuditEntry | None, replayed: bool) -> JsonResponse:
-    document = entry_json(entry, final)
+    document = entry_json(entry, final or entry)  # still running: the accepted row is the answer
     outcome = document["outcome"]
     status = _denied_status(document["detail"]) if outcome == Outcome.DENIED else STATUS.get(outcome, 200)
     response = JsonResponse({**document, "replayed": replayed}, status=status)

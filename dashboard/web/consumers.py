@@ -32,11 +32,12 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from dashboard.access.rbac import aaccess_for
-from dashboard.access.visibility import can_view, may_read, visible
+from dashboard.access.visibility import can_view, may_read
 from dashboard.live.bus import BusError, StreamTrimmed, parse_id
 from dashboard.live.messages import FLEET_GROUP, rollout_group
 from dashboard.web import data
-from dashboard.web.fleet import fleet_row, fleet_rows
+from dashboard.web.fleet import fleet_row
+from dashboard.web.fleet_index import FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -148,9 +149,11 @@ class FleetConsumer(_LiveConsumer):
     group = FLEET_GROUP
 
     async def send_snapshot(self) -> None:
-        self.cursor, rows = await data.gather_fleet()
-        presented = fleet_rows(visible(self.user, rows), data.now())
-        await self.send_json({"type": "snapshot", "streamId": self.cursor, "rows": presented})
+        # The same compact rows as the page's rows document, from the process's fleet index.
+        self.cursor, rows = await data.fleet_rows_for(self.user)
+        await self.send_json(
+            {"type": "snapshot", "streamId": self.cursor, "fields": list(FIELDS), "rows": rows}
+        )
 
     async def catch_up(self) -> None:
         while True:

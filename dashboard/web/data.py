@@ -7,12 +7,15 @@ a hundred pages watching one rollout present each update once. Non-goal: writing
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from dashboard.live.bus import Entry, LiveBus, get_bus, parse_id
+from dashboard.web.fleet_index import FleetIndex
 from dashboard.web.rollout import TIMELINE_LIMIT, present_rollout
 
 _bus: LiveBus | None = None
@@ -32,6 +35,7 @@ def reset() -> None:
     _bus = None
     _events.clear()
     _pages.clear()
+    fleet_index.clear()
 
 
 def now() -> datetime:
@@ -255,8 +259,6 @@ async def history_events(key: str) -> list[Mapping[str, Any]]:
     try:
         return list(await sync_to_async(_history_events_sync)(key, TIMELINE_LIMIT))
     except Exception:  # history is an addition to the live page, never a reason for it to fail
-        import logging
-
         logging.getLogger(__name__).warning("reading history for %s failed", key, exc_info=True)
         return []
 
@@ -287,6 +289,49 @@ async def rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> dic
 def split_key(key: str) -> tuple[str, str, str] | None:
     parts = key.split("/")
     return (parts[0], parts[1], parts[2]) if len(parts) == 3 and all(parts) else None
+
+
+fleet_index = FleetIndex(bus, now)
+_warming: set[asyncio.Task[Any]] = set()
+
+
+def warm_fleet_index() -> None:
+    """Start bringing the fleet index up to date without waiting (the shell's rows request follows)."""
+    task = asyncio.ensure_future(fleet_index.refresh())
+    _warming.add(task)
+    task.add_done_callback(_warmed)
+
+
+def _warmed(task: asyncio.Task[Any]) -> None:
+    _warming.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        logging.getLogger(__name__).warning("warming the fleet index failed: %s", task.exception())
+
+
+async def fleet_rows_for(user: Any) -> tuple[str, list[list[Any]]]:
+    """(stream id, the compact rows ``user`` may see) — for the fleet websocket's snapshot."""
+    version = await fleet_index.refresh()
+    keys = _visible_keys(user)
+    rows = fleet_index.rows
+    return version, [rows[k] for k in keys] if keys is not None else list(rows.values())
+
+
+async def fleet_document(user: Any, gzipped: bool) -> tuple[bytes, bool]:
+    """The encoded fleet document for ``user`` (shared and cached when they may see every rollout)."""
+    await fleet_index.refresh()
+    keys = _visible_keys(user)
+    if keys is None:
+        return fleet_index.document(gzipped), gzipped
+    return fleet_index.subset(keys, gzipped), gzipped
+
+
+def _visible_keys(user: Any) -> list[str] | None:
+    """The keys ``user`` may see, or None when that is all of them."""
+    from dashboard.access.visibility import visible
+
+    everything = [{"key": key} for key in fleet_index.rows]
+    shown = visible(user, everything)
+    return None if len(shown) == len(everything) else [row["key"] for row in shown]
 
 
 async def gather_fleet() -> tuple[str, list[dict[str, Any]]]:

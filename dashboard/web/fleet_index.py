@@ -30,6 +30,7 @@ FIELDS: tuple[str, ...] = (
     "step", "stepIndex", "stepCount", "setWeight", "actualWeight", "weightSource", "canaryHash",
     "stableHash", "startedAt", "findings", "labels",
 )
+_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 READ_BATCH = 2000
 FULL_RELOAD_AFTER = 20_000  # more changes than this since the last read: reading everything is cheaper
 
@@ -45,7 +46,8 @@ def present(row: Mapping[str, Any], now: datetime) -> list[Any]:
 def encode(stream_id: str, rows: Sequence[Sequence[Any]]) -> bytes:
     """The fleet document: ``{"streamId", "fields", "rows": [[...], ...]}`` as compact JSON."""
     body = {"streamId": stream_id, "count": len(rows), "fields": list(FIELDS), "rows": rows}
-    return json.dumps(body, separators=(",", ":")).encode()
+    # <, > and & escaped: Kubernetes text can never read as markup, whatever sniffs this response.
+    return json.dumps(body, separators=(",", ":")).translate(_ESCAPES).encode()
 
 
 class FleetIndex:

@@ -1,10 +1,16 @@
-"""Liveness and readiness. Readiness names each dependency that is down, so an operator knows which."""
+"""Liveness and readiness (``/healthz``, ``/readyz``); the checks are ``dashboard.observability.readiness``.
+
+``/healthz`` answers as long as the process serves requests (liveness: restart me if not).
+``/readyz`` checks the database, Redis and every configured cluster, and names each one that is down:
+``{"status": "unavailable", "failing": ["cluster:prod"], "checks": {"database": "ok", …}}`` with 503.
+``?skip=clusters`` (or ``?skip=cluster:prod``, repeatable or comma-separated) leaves checks out.
+"""
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db import connection
 from django.http import HttpRequest, JsonResponse
+
+from dashboard.observability.readiness import run_checks
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -12,28 +18,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
-    checks: dict[str, str] = {"database": _check_database()}
-    if settings.REDIS_URL:
-        checks["redis"] = _check_redis(settings.REDIS_URL)
-    ready = all(result == "ok" for result in checks.values())
-    body = {"status": "ok" if ready else "unavailable", "checks": checks}
-    return JsonResponse(body, status=200 if ready else 503)
-
-
-def _check_database() -> str:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception as error:  # any driver error means "not ready"; the reason is reported
-        return f"error: {type(error).__name__}"
-    return "ok"
-
-
-def _check_redis(url: str) -> str:
-    import redis
-
-    try:
-        redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2).ping()
-    except Exception as error:
-        return f"error: {type(error).__name__}"
-    return "ok"
+    skip = {part.strip() for value in request.GET.getlist("skip") for part in value.split(",") if part.strip()}
+    checks = run_checks(skip)
+    failing = [check.name for check in checks if not check.ok]
+    body = {
+        "status": "unavailable" if failing else "ok",
+        "failing": failing,
+        "checks": {check.name: check.detail for check in checks},
+    }
+    return JsonResponse(body, status=503 if failing else 200)

@@ -30,7 +30,8 @@ OUTCOMES = {
 
 def release_path(cluster: str, namespace: str, name: str, pod_hash: str) -> str:
     parts = (cluster, namespace, name)
-    return "/rollouts/" + "/".join(quote(p, safe="") for p in parts) + f"/releases/{quote(pod_hash, safe='')}/"
+    base = "/rollouts/" + "/".join(quote(p, safe="") for p in parts)
+    return f"{base}/releases/{quote(pod_hash, safe='')}/"
 
 
 def when(value: object) -> str:
@@ -46,7 +47,8 @@ def present_release_row(release: Mapping[str, Any], key: str, now: datetime) -> 
     started = parse_time(release.get("startedAt"))
     seconds = release.get("durationSeconds")
     running = seconds is None and started is not None
-    duration = short_age(seconds if seconds is not None else (now - started).total_seconds() if started else None)
+    elapsed = seconds if seconds is not None else (now - started).total_seconds() if started else None
+    duration = short_age(elapsed)
     count, reached = release.get("stepCount"), release.get("stepsReached") or 0
     return {
         "podHash": str(release.get("podHash") or ""),
@@ -106,7 +108,18 @@ def present_release(
 ) -> dict[str, Any]:
     """Everything a release timeline page draws; ``detail`` as from ``data.release_detail_sync``."""
     events = list(detail.get("events") or [])
-    frames = replay(_replay_base(key, detail, live), events, stable=detail.get("stable"))
+    base = _replay_base(key, detail, live)
+    stable = detail.get("stable")
+    hashes = {e.get("podHash") for e in events}
+    if not stable and live and live.get("stableRS") and live["stableRS"] not in hashes:
+        # No promoted release recorded before this one (history began mid-way): the live stable hash
+        # is the one that was serving, since nothing was promoted in between.
+        stable = str(live["stableRS"])
+        images = live.get("images") or []
+        image = next((i.get("image") for i in images if "stable" in (i.get("tags") or [])), None)
+        if image:
+            base["imagesByHash"] = {**base["imagesByHash"], stable: [image]}
+    frames = replay(base, events, stable=stable)
     flows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     out_frames = []

@@ -30,11 +30,13 @@ MARKERS: dict[str, tuple[str, str]] = {
     "release.superseded": ("hash change", "warning"),
     "analysis.finished": ("analysis", "info"),
     "release.aborted": ("abort", "critical"),
-    "release.promoted": ("action", "healthy"),
+    "release.promoted": ("promote", "healthy"),
     "release.fully_promoted": ("promoted", "healthy"),
     "action": ("action", "accent"),
 }
-_ANALYSIS_TONES = {"Successful": "healthy", "Failed": "critical", "Error": "critical", "Inconclusive": "warning"}
+_ANALYSIS_TONES = {
+    "Successful": "healthy", "Failed": "critical", "Error": "critical", "Inconclusive": "warning",
+}
 
 
 def _int(value: object) -> int | None:
@@ -51,7 +53,9 @@ def opening(events: Sequence[Event], pod_hash: str) -> dict[str, Any]:
     state: dict[str, Any] = {}
     # Changes seen together with the release's start diff against the previous release's view, so
     # their "before" fields describe that release, not this one.
-    started = {e.get("at") for e in events if e.get("podHash") == pod_hash and e.get("kind") == "release.started"}
+    started = {
+        e.get("at") for e in events if e.get("podHash") == pod_hash and e.get("kind") == "release.started"
+    }
     for event in events:
         if event.get("podHash") != pod_hash or event.get("at") in started:
             continue
@@ -148,7 +152,8 @@ class _State:
             name = str(data.get("analysisRun") or "")
             run = self.runs.setdefault((pod_hash, name), {"name": name, "status": "Running"})
             if kind == "analysis.measurement":
-                run.update({k: _int(data.get(k)) or 0 for k in ("successful", "failed", "inconclusive", "error")})
+                counts = ("successful", "failed", "inconclusive", "error")
+                run.update({k: _int(data.get(k)) or 0 for k in counts})
             elif data.get("status"):
                 run["status"] = data["status"]
 
@@ -176,7 +181,9 @@ class _State:
             "aborted": f["aborted"],
             "hashChange": copy.deepcopy(f["hashChange"]),
             "images": images,
-            "revisions": [{"revision": f["revision"], "replicaSets": [], "analysisRuns": copy.deepcopy(runs)}],
+            "revisions": [
+                {"revision": f["revision"], "replicaSets": [], "analysisRuns": copy.deepcopy(runs)}
+            ],
         }
         return view
 
@@ -194,7 +201,8 @@ def replay(
     state = _State(base, ordered, stable)
     if not ordered:
         return []
-    frames = [{"at": str(ordered[0].get("at") or ""), "events": [], "view": state.view()}]
+    opened = str(ordered[0].get("at") or "")
+    frames: list[dict[str, Any]] = [{"at": opened, "events": [], "view": state.view()}]
     position = 0
     while position < len(ordered):
         at = ordered[position].get("at")

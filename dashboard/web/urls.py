@@ -14,6 +14,7 @@ urlpatterns = [
     path(f"rollouts/{_ROLLOUT}/history/", views.history_page, name="history"),
     path(f"rollouts/{_ROLLOUT}/releases/<str:pod_hash>/", views.release_page, name="release"),
     path("api/v1/rollouts", views.api_fleet, name="api-fleet"),
+    path("api/v1/fleet/rows", views.api_fleet_rows, name="api-fleet-rows"),
     path(f"api/v1/rollouts/{_ROLLOUT}", views.api_rollout, name="api-rollout"),
     path(f"api/v1/rollouts/{_ROLLOUT}/timeline", views.api_timeline, name="api-timeline"),
     path(f"api/v1/rollouts/{_ROLLOUT}/metrics", metrics_api.api_metrics, name="api-metrics"),

@@ -27,8 +27,9 @@ from django.views.decorators.http import require_GET
 
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read, visible
+from dashboard.live.bus import BusError
 from dashboard.web import data
-from dashboard.web.fleet import GROUPS, fleet_rows, group_counts
+from dashboard.web.fleet import GROUPS
 from dashboard.web.history import present_release, present_releases
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
@@ -72,19 +73,10 @@ def _key(cluster: str, namespace: str, name: str) -> str:
 @require_GET
 @_reader()
 async def fleet_page(request: HttpRequest) -> HttpResponse:
-    stream_id, rows = await data.gather_fleet()
-    presented = fleet_rows(visible(request.reader, rows), data.now())  # type: ignore[attr-defined]
-    counts = group_counts(presented)
-    clusters = sorted({row["cluster"] for row in presented})
-    namespaces = sorted({row["namespace"] for row in presented})
+    """The page shell, at once: the rows follow from ``api_fleet_rows`` (requested by the shell's preload)."""
+    data.warm_fleet_index()
     context = {
-        "initial_json": embed_json({"streamId": stream_id, "rows": presented}),
-        "groups": [
-            {"name": n, "label": label, "hint": hint, "count": counts[n]} for n, label, hint in GROUPS
-        ],
-        "total": len(presented),
-        "clusters": clusters,
-        "namespaces": namespaces,
+        "groups": [{"name": n, "label": label, "hint": hint} for n, label, hint in GROUPS],
         "page": "fleet",
     }
     return render(request, "dashboard/fleet.html", context)
@@ -179,6 +171,25 @@ async def api_fleet(request: HttpRequest) -> JsonResponse:
 @never_cache
 @require_GET
 @_reader(api=True)
+async def api_fleet_rows(request: HttpRequest) -> HttpResponse:
+    """The fleet page's rows: ``{streamId, count, fields, rows: [[...]]}``, gzip when accepted."""
+    try:
+        body, gzipped = await data.fleet_document(
+            request.reader,  # type: ignore[attr-defined]
+            "gzip" in request.headers.get("Accept-Encoding", ""),
+        )
+    except BusError as error:
+        return JsonResponse({"error": f"the live bus is unavailable: {error}"}, status=503)
+    response = HttpResponse(body, content_type="application/json")
+    response["Vary"] = "Accept-Encoding, Cookie"
+    if gzipped:
+        response["Content-Encoding"] = "gzip"
+    return response
+
+
+@never_cache
+@require_GET
+@_reader(api=True)
 async def api_rollout(request: HttpRequest, cluster: str, namespace: str, name: str) -> JsonResponse:
     key = _key(cluster, namespace, name)
     if not can_view(request.reader, key):  # type: ignore[attr-defined]
@@ -211,7 +222,8 @@ async def api_release(
 ) -> JsonResponse:
     document = await _release_document(request, cluster, namespace, name, pod_hash)
     if document is None:
-        return JsonResponse({"error": f"no release {pod_hash} of {_key(cluster, namespace, name)}"}, status=404)
+        key = _key(cluster, namespace, name)
+        return JsonResponse({"error": f"no release {pod_hash} of {key}"}, status=404)
     return JsonResponse(document)
 
 

@@ -177,12 +177,23 @@
     body.classList.toggle("windowed", windowed);
     drawn = [-1, -1];
     drawWindow();
+    if (measure()) { render(); return; }
     document.getElementById("fleet-empty").hidden = shown.length > 0;
     document.getElementById("fleet-shown").textContent = "Showing " + shown.length + " of " + list.length;
     var clusters = {}, namespaces = {};
     list.forEach(function (r) { clusters[r.cluster] = 1; namespaces[r.namespace] = 1; });
     document.getElementById("fleet-summary").textContent = list.length + " rollouts · " + Object.keys(clusters).length +
       " clusters · " + Object.keys(namespaces).length + " namespaces";
+  }
+
+  // Row heights come from the stylesheet (cells never wrap); take them from the first drawn rows so the
+  // window arithmetic matches what the browser laid out. True when they changed.
+  function measure() {
+    var row = body.querySelector("tr.row"), head = body.querySelector("tr.group");
+    var changed = false;
+    if (row && Math.abs(row.getBoundingClientRect().height - ROW_H) > 0.5) { ROW_H = row.getBoundingClientRect().height; changed = true; }
+    if (head && Math.abs(head.getBoundingClientRect().height - GROUP_H) > 0.5) { GROUP_H = head.getBoundingClientRect().height; changed = true; }
+    return changed;
   }
 
   function isOpen(group) {

@@ -48,7 +48,7 @@
     });
   }
 
-  var SYMBOLS = { "pause": "line-ew-open", "hash change": "diamond", "analysis": "circle", "abort": "x", "action": "triangle-down", "promoted": "star" };
+  var SYMBOLS = { "pause": "line-ew-open", "hash change": "diamond", "analysis": "circle", "abort": "x", "action": "triangle-down", "promote": "triangle-up", "promoted": "star" };
   var TONES = { paused: "--accent", warning: "--warning", critical: "--critical", healthy: "--healthy", info: "--text-3", accent: "--accent" };
 
   function chart() {

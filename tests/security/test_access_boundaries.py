@@ -28,16 +28,23 @@ def _client(user: Any, csrf: bool = False) -> Client:
 
 
 def _post(client: Client, key: str, action: str, body: Any = None) -> Any:
-    return client.post(f"/api/v1/rollouts/{key}/actions/{action}", json.dumps(body or SEEN),
-                       content_type="application/json")
+    return client.post(
+        f"/api/v1/rollouts/{key}/actions/{action}", json.dumps(body or SEEN), content_type="application/json"
+    )
 
 
 def test_anonymous_visitors_get_nothing_from_pages_or_api(live_bus: Any) -> None:
     anonymous = Client()
     for path in ("/", f"/rollouts/{SHOP}/", "/audit/"):
         assert anonymous.get(path).status_code == 302
-    for path in ("/api/v1/rollouts", f"/api/v1/rollouts/{SHOP}", f"/api/v1/rollouts/{SHOP}/timeline",
-                 f"/api/v1/rollouts/{SHOP}/audit", f"/api/v1/rollouts/{SHOP}/actions", "/audit/export.json"):
+    for path in (
+        "/api/v1/rollouts",
+        f"/api/v1/rollouts/{SHOP}",
+        f"/api/v1/rollouts/{SHOP}/timeline",
+        f"/api/v1/rollouts/{SHOP}/audit",
+        f"/api/v1/rollouts/{SHOP}/actions",
+        "/audit/export.json",
+    ):
         response = anonymous.get(path)
         assert response.status_code == 401, path
         assert b"orders" not in response.content
@@ -102,7 +109,10 @@ async def test_a_scoped_users_sockets_stay_in_scope(live_bus: Any) -> None:
     assert (await fleet.connect())[0]
     await fleet.send_json_to({})
     snapshot = await fleet.receive_json_from(timeout=5)
-    assert [row["key"] for row in snapshot["rows"]] == [PAYMENTS]
+    rows = [
+        dict(zip(snapshot["fields"], r, strict=True)) if "fields" in snapshot else r for r in snapshot["rows"]
+    ]
+    assert [row["key"] for row in rows] == [PAYMENTS]
     await fleet.disconnect()
 
 
@@ -115,7 +125,9 @@ def test_csrf_is_enforced_on_actions(live_bus: Any) -> None:
 async def test_a_foreign_origin_is_refused_on_the_websocket(live_bus: Any) -> None:
     from rollouts_ui.asgi import application
 
-    communicator = WebsocketCommunicator(application, "/ws/fleet/", headers=[(b"origin", b"https://evil.example")])
+    communicator = WebsocketCommunicator(
+        application, "/ws/fleet/", headers=[(b"origin", b"https://evil.example")]
+    )
     connected, _ = await communicator.connect()
     assert not connected
 
@@ -134,7 +146,9 @@ def test_actions_are_rate_limited_per_user(live_bus: Any, settings: Any) -> None
 
 def test_bad_requests_are_refused_clearly_and_audited(live_bus: Any) -> None:
     client = _client(make_user("olivia", "operator"))
-    response = client.post(f"/api/v1/rollouts/{SHOP}/actions/promote", "not json", content_type="application/json")
+    response = client.post(
+        f"/api/v1/rollouts/{SHOP}/actions/promote", "not json", content_type="application/json"
+    )
     assert response.status_code == 400 and "JSON object" in response.json()["detail"]
     assert _post(client, SHOP, "promote", {"seen": "nothing"}).json()["detail"].startswith("say what you saw")
     assert _post(client, SHOP, "explode").status_code == 400

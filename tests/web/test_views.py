@@ -83,13 +83,41 @@ def test_the_timeline_api_lists_events(live_bus: Any, client_in: Client) -> None
     assert isinstance(body["events"], list)
 
 
-def test_the_fleet_page_embeds_presented_rows(live_bus: Any, client_in: Client) -> None:
+def test_the_fleet_page_is_a_shell_that_preloads_its_rows(live_bus: Any, client_in: Client) -> None:
     _publish(live_bus, samples.rerender_race(), samples.healthy_canary())
     response = client_in.get("/")
     assert response.status_code == 200
-    initial = _embedded(response.content.decode(), "initial")
-    assert [row["name"] for row in initial["rows"]] == ["checkout", "orders"]
-    assert initial["streamId"]
+    html = response.content.decode()
+    assert 'id="fleet-rows-url" href="/api/v1/fleet/rows"' in html
+    assert "checkout" not in html  # no rows in the shell
+
+
+def test_the_fleet_rows_are_compact_arrays_and_gzipped_when_asked(live_bus: Any, client_in: Client) -> None:
+    import gzip
+
+    _publish(live_bus, samples.rerender_race(), samples.healthy_canary())
+    body = client_in.get("/api/v1/fleet/rows").json()
+    rows = [dict(zip(body["fields"], r, strict=True)) for r in body["rows"]]
+    assert sorted(r["name"] for r in rows) == ["checkout", "orders"]
+    assert body["streamId"] and body["count"] == 2
+    assert "age" not in body["fields"]  # the browser computes ages, so the document stays cacheable
+    zipped = client_in.get("/api/v1/fleet/rows", headers={"Accept-Encoding": "gzip, br"})
+    assert zipped["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(zipped.content))["count"] == 2
+
+
+def test_the_fleet_rows_follow_changes_and_removals(live_bus: Any, client_in: Client) -> None:
+    _publish(live_bus, samples.healthy_canary())
+    first = client_in.get("/api/v1/fleet/rows").json()
+    _publish(live_bus, samples.paused_canary())
+    async_to_sync(live_bus.remove)("prod-eu/shop/orders")
+    second = client_in.get("/api/v1/fleet/rows").json()
+    assert second["streamId"] > first["streamId"]
+    assert [r[0] for r in second["rows"]] == ["prod-eu/payments/payments-api"]
+
+
+def test_the_fleet_rows_need_a_login(live_bus: Any) -> None:
+    assert Client().get("/api/v1/fleet/rows").status_code == 401
 
 
 def test_the_rollout_page_embeds_the_presented_page(live_bus: Any, client_in: Client) -> None:
@@ -110,7 +138,11 @@ def test_an_unknown_rollout_page_is_a_404_that_can_fill_in_later(live_bus: Any, 
 def test_markup_in_kubernetes_data_is_never_rendered_as_html(live_bus: Any, client_in: Client) -> None:
     view = samples.hostile()
     _publish(live_bus, view)
-    for url in ("/", "/rollouts/prod-eu/shop/evil-%3Cscript%3Ealert(1)%3C%2Fscript%3E/"):
+    for url in (
+        "/",
+        "/api/v1/fleet/rows",
+        "/rollouts/prod-eu/shop/evil-%3Cscript%3Ealert(1)%3C%2Fscript%3E/",
+    ):
         html = client_in.get(url).content.decode()
         assert "<script>alert(1)" not in html
         assert "<img src=x" not in html

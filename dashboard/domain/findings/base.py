@@ -92,6 +92,7 @@ class Finding:
             "runbook": list(self.runbook),
             "action": self.action,
             "since": rfc3339(self.since),
+            "subject": self.subject or None,  # with the code, what identifies the finding over time
         }
 
 

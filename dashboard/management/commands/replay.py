@@ -9,8 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dashboard.kube.recording import RecordingError, read_recording
-from dashboard.kube.service import history_recorder, live_bus
-from dashboard.kube.watcher import PipelineSettings, Watcher
+from dashboard.kube.service import history_recorder, live_bus, pipeline_settings
+from dashboard.kube.watcher import Watcher
 from dashboard.live.lease import MemoryLease
 
 
@@ -60,7 +60,7 @@ class Command(BaseCommand):
                     bus=bus,
                     lease=MemoryLease(),
                     recorder=recorder,
-                    settings=PipelineSettings(min_publish_interval=0.0),
+                    settings=pipeline_settings(min_publish_interval=0.0),
                 )
             count += await watcher.replay(group, speed=speed)
         return count

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dashboard.kube.connection import ConfigError, KubeApi
 from dashboard.kube.recording import RecordingWriter
-from dashboard.kube.service import history_recorder, lease_for, live_bus
+from dashboard.kube.service import history_recorder, lease_for, live_bus, pipeline_settings
 from dashboard.kube.watcher import Watcher, describe_stats
 
 log = logging.getLogger("dashboard.watch")
@@ -63,6 +63,7 @@ class Command(BaseCommand):
             lease=lease_for(cluster),
             recorder=recorder,
             record_to=record_to,
+            settings=pipeline_settings(),
             namespaces=options["namespaces"],
         )
         log.info(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.domain.findings import Thresholds
 from dashboard.kube.diagnose import diagnose_snapshot
 from tests.domain.findings.kubesim_runs import run
 
@@ -123,3 +124,14 @@ def test_the_metrics_provider_error_shows_the_manual_procedure_with_the_provider
     assert any(
         cmd.startswith("kubectl -n shop get pods -l rollouts-pod-template-hash=") for cmd in finding.runbook
     )
+
+
+def test_a_long_healthy_canary_run_never_calls_its_threshold_stale() -> None:
+    # Six releases (a new image every 15 min): enough successful runs for a baseline to count.
+    result = run("healthy-canary")
+    for _ in range(6):
+        result.sim.advance(900)
+        assert [f.code for f in result.findings("shop", "checkout") if f.severity != "info"] == []
+    runs = result.store.list("argoproj.io/analysisruns", "shop")[0]
+    successful = [r for r in runs if r["status"]["phase"] == "Successful"]
+    assert len(successful) >= Thresholds().stale_min_runs

@@ -1,0 +1,157 @@
+"""Spawning, watching and reaping the benchmark's processes; reading their memory from /proc.
+
+Every process gets its own session (a Ctrl-C in the terminal reaches only the harness, which then stops
+them in reverse order) and a log file in the run's directory. A process can run under ``py-spy record``
+for profiling; memory and signals then go to the Python process py-spy started, not to py-spy.
+
+Non-goals: restarting crashed processes (a crash ends the run with the log's tail in the error).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class BenchError(Exception):
+    """The run could not go on; the message says which process or step failed and why."""
+
+
+@dataclass
+class Process:
+    name: str
+    role: str  # kubesim | watcher | web | clients
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+    profiled: bool = False
+    expected_exit: bool = False
+
+    def pid(self) -> int:
+        """The Python process itself (py-spy's child when profiled)."""
+        if self.profiled:
+            children = _children(self.popen.pid)
+            if children:
+                return children[0]
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+@dataclass
+class Processes:
+    """The run's processes; ``close()`` stops every one still running (also after a failure)."""
+
+    directory: Path
+    profile_dir: Path | None = None
+    running: list[Process] = field(default_factory=list)
+
+    def start(self, name: str, role: str, args: list[str], env: dict[str, str], *, profile: bool = False) -> Process:
+        log_path = self.directory / f"{name}.log"
+        profiled = profile and self.profile_dir is not None
+        if profiled:
+            assert self.profile_dir is not None
+            spy = str(Path(sys.executable).with_name("py-spy"))
+            out = self.profile_dir / f"{name}.collapsed.txt"
+            args = [spy, "record", "--format", "raw", "--rate", "200", "--output", str(out), "--", *args]
+        with open(log_path, "ab") as log:
+            popen = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True
+            )
+        process = Process(name, role, popen, log_path, profiled)
+        self.running.append(process)
+        return process
+
+    def check(self) -> None:
+        """Raise if a process died on its own."""
+        for p in self.running:
+            if not p.alive() and not p.expected_exit:
+                raise BenchError(f"{p.name} exited with status {p.popen.returncode}:\n{p.log_tail()}")
+
+    def stop(self, process: Process, *, timeout: float = 20.0) -> None:
+        process.expected_exit = True
+        if process.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid(), signal.SIGTERM)
+            try:
+                process.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.popen.pid, signal.SIGKILL)
+                process.popen.wait(10)
+
+    def kill(self, process: Process) -> None:
+        """SIGKILL, as a crashed machine would: no lease release, no goodbye."""
+        process.expected_exit = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid(), signal.SIGKILL)
+        process.popen.wait(10)
+        if process.profiled:  # py-spy outlives its target briefly; it exits by itself
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.popen.wait(10)
+
+    def close(self) -> None:
+        for process in reversed(self.running):
+            self.stop(process)
+
+    def memory(self) -> dict[str, dict[str, float]]:
+        """RSS now and the peak (VmHWM), in MB, of each live process."""
+        found: dict[str, dict[str, float]] = {}
+        for p in self.running:
+            if p.alive():
+                rss, peak = rss_mb(p.pid())
+                if rss:
+                    found[p.name] = {"rss_mb": rss, "peak_mb": peak}
+        return found
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    values: dict[str, float] = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                values[line.split(":")[0]] = int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    return round(values.get("VmRSS", 0.0), 1), round(values.get("VmHWM", 0.0), 1)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            text = (task / "children").read_text().split()
+            found.extend(int(c) for c in text)
+    return found
+
+
+def wait_http(url: str, process: Process, timeout: float) -> None:
+    """Wait until ``url`` answers 200 (raising with the log's tail if the process dies or time runs out)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process.alive():
+            raise BenchError(f"{process.name} exited with {process.popen.returncode}:\n{process.log_tail()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    raise BenchError(f"{process.name} did not answer {url} within {timeout:.0f}s:\n{process.log_tail()}")

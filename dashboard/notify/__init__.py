@@ -1,0 +1,1 @@
+"""Notifications: findings raised and cleared, and action outcomes, to Slack and generic JSON webhooks."""
