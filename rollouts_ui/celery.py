@@ -1,4 +1,8 @@
-"""The Celery app. Actions are executed here; in embedded mode (no REDIS_URL) tasks run inline."""
+"""The Celery app: actions and notifications run here; in embedded mode (no REDIS_URL) tasks run inline.
+
+The beat schedule (``celery -A rollouts_ui beat``, one scheduler per installation) runs the history
+retention hourly and the notification sweep every 30 s (retries, rate-limited messages, lost tasks).
+"""
 
 from __future__ import annotations
 
@@ -10,4 +14,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rollouts_ui.settings")
 
 app = Celery("rollouts_ui")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# Keep Django's LOGGING (JSON, redacted) instead of Celery's own root handler.
+app.conf.worker_hijack_root_logger = False
+app.autodiscover_tasks(["dashboard", "dashboard.history", "dashboard.notify"])
 app.autodiscover_tasks()
+
+BEAT_SCHEDULE = {
+    "history-retention": {"task": "dashboard.history.tasks.prune_history_task", "schedule": 3600.0},
+    "notification-sweep": {
+        "task": "dashboard.notify.tasks.deliver_due_notifications",
+        "schedule": 30.0,
+    },
+}
+app.conf.beat_schedule = BEAT_SCHEDULE

@@ -11,6 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from dashboard.observability.logs import logging_config
 from rollouts_ui.env import env_bool, env_int, env_json, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -36,9 +37,11 @@ INSTALLED_APPS = [
     "dashboard.actions",
     "dashboard.gitops",
     "dashboard.flagger_gates",
+    "dashboard.notify",
 ]
 
 MIDDLEWARE = [
+    "dashboard.observability.middleware.RequestIdMiddleware",  # request ids + access log (first: times all)
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -154,10 +157,16 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
     raise ImproperlyConfigured(f"LOG_LEVEL={LOG_LEVEL!r} is not a logging level")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": LOG_LEVEL},
-}
+# Structured logs (dashboard.observability.logs): JSON lines with request ids; secrets redacted.
+LOG_FORMAT = env_str("LOG_FORMAT", "json").lower()
+if LOG_FORMAT not in {"json", "plain"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or plain")
+LOGGING = logging_config(LOG_LEVEL, LOG_FORMAT)
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")  # when set, /metrics wants "Authorization: Bearer <token>"
+
+# --- notifications (dashboard.notify) ----------------------------------------------------------------
+DASHBOARD_URL = env_str("DASHBOARD_URL", "")  # e.g. https://rollouts.example.com, for links in messages
+NOTIFY_RATE_PER_MINUTE = env_int("NOTIFY_RATE_PER_MINUTE", 20, minimum=1)
+NOTIFY_MAX_ATTEMPTS = env_int("NOTIFY_MAX_ATTEMPTS", 8, minimum=1, maximum=30)
+NOTIFY_TIMEOUT_SECONDS = env_int("NOTIFY_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
+NOTIFY_MAX_AGE_MINUTES = env_int("NOTIFY_MAX_AGE_MINUTES", 60, minimum=1)

@@ -13,5 +13,6 @@ urlpatterns = [
     path("", include("dashboard.actions.urls")),
     path("", include("dashboard.flagger_gates.urls")),
     path("", include("dashboard.access.urls")),
+    path("", include("dashboard.observability.urls")),  # /metrics
     path("", include("dashboard.web.urls")),
 ]

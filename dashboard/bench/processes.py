@@ -110,14 +110,15 @@ class Processes:
         for process in reversed(self.running):
             self.stop(process)
 
-    def memory(self) -> dict[str, dict[str, float]]:
-        """RSS now and the peak (VmHWM), in MB, of each live process."""
+    def usage(self) -> dict[str, dict[str, float]]:
+        """RSS now and the peak (VmHWM) in MB, and CPU seconds used so far, of each live process."""
         found: dict[str, dict[str, float]] = {}
         for p in self.running:
             if p.alive():
-                rss, peak = rss_mb(p.pid())
+                pid = p.pid()
+                rss, peak = rss_mb(pid)
                 if rss:
-                    found[p.name] = {"rss_mb": rss, "peak_mb": peak}
+                    found[p.name] = {"rss_mb": rss, "peak_mb": peak, "cpu_s": cpu_seconds(pid)}
         return found
 
 
@@ -130,6 +131,15 @@ def rss_mb(pid: int) -> tuple[float, float]:
     except (OSError, ValueError):
         return 0.0, 0.0
     return round(values.get("VmRSS", 0.0), 1), round(values.get("VmHWM", 0.0), 1)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far (its threads included), from /proc/PID/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _children(pid: int) -> list[int]:

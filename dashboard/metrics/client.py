@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +52,9 @@ class PrometheusClient:
                 UNREACHABLE, message=f"Prometheus at {self.base_url} did not answer within {self.timeout:g} s"
             )
         except aiohttp.ClientConnectorError as error:
-            reason = error.os_error.strerror if error.os_error and error.os_error.strerror else str(error)
+            # asyncio's OSError carries "Connect call failed (addr)" as strerror; the errno says why.
+            code = error.os_error.errno if error.os_error else None
+            reason = os.strerror(code) if code else str(error)
             return Outcome(
                 UNREACHABLE, message=f"Prometheus at {self.base_url} is unreachable: {reason.lower()}"
             )

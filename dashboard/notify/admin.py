@@ -11,14 +11,14 @@ from dashboard.notify.models import Notification, Subscription
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(admin.ModelAdmin[Subscription]):
+class SubscriptionAdmin(admin.ModelAdmin):
     list_display = ("name", "channel", "cluster", "namespace", "rollout", "min_severity", "findings",
                     "actions", "enabled")
     list_filter = ("channel", "enabled", "min_severity")
 
 
 @admin.register(Notification)
-class NotificationAdmin(admin.ModelAdmin[Notification]):
+class NotificationAdmin(admin.ModelAdmin):
     list_display = ("created_at", "kind", "cluster", "namespace", "rollout", "severity", "subscription",
                     "status", "attempts", "last_error")
     list_filter = ("status", "kind", "severity")

@@ -47,7 +47,8 @@ class Subscription(models.Model):
         ordering = ["name"]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.channel}: {self.cluster}/{self.namespace}/{self.rollout} ≥ {self.min_severity})"
+        scope = f"{self.cluster}/{self.namespace}/{self.rollout}"
+        return f"{self.name} ({self.channel}: {scope} ≥ {self.min_severity})"
 
 
 class Status(models.TextChoices):
@@ -76,7 +77,9 @@ class Notification(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["subscription", "dedupe"], name="notification_once_per_subscription")
+            models.UniqueConstraint(
+                fields=["subscription", "dedupe"], name="notification_once_per_subscription"
+            )
         ]
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="notification_due"),
@@ -84,4 +87,5 @@ class Notification(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.cluster}/{self.namespace}/{self.rollout} → {self.subscription_id} ({self.status})"
+        where = f"{self.cluster}/{self.namespace}/{self.rollout}"
+        return f"{self.kind} {where} → {self.subscription_id} ({self.status})"

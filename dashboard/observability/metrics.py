@@ -72,7 +72,7 @@ NOTIFICATIONS_SENT = Counter(
 
 
 def timed_async(histogram: Histogram) -> Callable[[Callable[P, Awaitable[T]]], Callable[P, Awaitable[T]]]:
-    """Decorate a coroutine function so every call's duration is observed (``Histogram.time`` is sync only)."""
+    """Observe every call's duration of a coroutine function (``Histogram.time`` is sync only)."""
 
     def decorate(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
         @functools.wraps(fn)

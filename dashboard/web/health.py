@@ -18,7 +18,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
-    skip = {part.strip() for value in request.GET.getlist("skip") for part in value.split(",") if part.strip()}
+    values = request.GET.getlist("skip")
+    skip = {part.strip() for value in values for part in value.split(",") if part.strip()}
     checks = run_checks(skip)
     failing = [check.name for check in checks if not check.ok]
     body = {

@@ -1,4 +1,5 @@
-"""``manage.py bench_web``: fleet page time to first byte with 5,000 rollouts, and the delay from a
+"""``manage.py bench_web``: the fleet page at 5,000 and 10,000 rollouts — shell time to first byte, the
+rows document (cold and warm), browser first render via Playwright + Chromium — and the delay from a
 change to the update arriving in open pages (p50/p99 with 100 websockets). Prints figures; asserts none.
 
 Runs a real uvicorn server in a subprocess against the Redis bus under a private key prefix (deleted
@@ -59,10 +60,11 @@ def _view(i: int) -> dict[str, Any]:
 
 
 class Command(BaseCommand):
-    help = "Benchmark the web layer: fleet TTFB with 5,000 rollouts and live update delay with 100 pages."
+    help = "Benchmark the web layer: fleet TTFB, rows and first render by fleet size; live update delay."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--rollouts", type=int, default=5000)
+        parser.add_argument("--rollouts", default="5000,10000", help="fleet sizes, comma-separated")
+        parser.add_argument("--no-browser", action="store_true", help="skip the browser first render")
         parser.add_argument("--pages", type=int, default=100)
         parser.add_argument("--changes", type=int, default=200)
         parser.add_argument("--port", type=int, default=0)
@@ -75,36 +77,48 @@ class Command(BaseCommand):
 
         port = options["port"] or free_port()
         env = {**os.environ, "LIVE_REDIS_PREFIX": prefix, "ANONYMOUS_READ_ONLY": "true"}
-        views = [_view(i) for i in range(options["rollouts"])]
-        asyncio.run(self._publish(prefix, views))
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "rollouts_ui.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--lifespan",
-                "off",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-        )
         try:
+            sizes = sorted({int(n) for n in str(options["rollouts"]).split(",") if n.strip()})
+        except ValueError:
+            given = options["rollouts"]
+            raise CommandError(f"--rollouts takes comma-separated counts, got {given!r}") from None
+        if not sizes or sizes[0] < 1:
+            raise CommandError("--rollouts needs at least one positive count")
+        views = [_view(i) for i in range(sizes[-1])]
+        server: subprocess.Popen[bytes] | None = None
+        try:
+            published = 0
+            for size in sizes:
+                asyncio.run(self._publish(prefix, views[published:size]))
+                published = size
+                if server is not None:  # a fresh process for each size: the first request is cold
+                    server.terminate()
+                    server.wait(10)
+                server = self._serve(port, env)
+                url = f"http://127.0.0.1:{port}"
+                self._wait(url)
+                cold = self._get(port, "/api/v1/fleet/rows", gzip=True)[1]
+                ttfb = [self._get(port, "/")[0] for _ in range(10)]
+                warm = [self._get(port, "/api/v1/fleet/rows", gzip=True) for _ in range(10)]
+                self.stdout.write(
+                    f"{size} rollouts: page TTFB median {statistics.median(ttfb):.0f} ms, "
+                    f"max {max(ttfb):.0f} ms (target < 300 ms) · rows document cold {cold:.0f} ms, "
+                    f"warm median {statistics.median(w[1] for w in warm):.0f} ms "
+                    f"({warm[0][2] / 1024:.0f} KiB gzip)"
+                )
+                if not options["no_browser"]:
+                    renders = self._first_render(url, size, repeat=5)
+                    self.stdout.write(
+                        f"{size} rollouts: browser first render median {statistics.median(renders):.0f} ms, "
+                        f"max {max(renders):.0f} ms (target < 1500 ms)"
+                    )
+            assert server is not None
             url = f"http://127.0.0.1:{port}"
-            self._wait(url)
-            ttfb = self._ttfb(url + "/", repeat=10)
-            self.stdout.write(
-                f"fleet page TTFB with {len(views)} rollouts: median {statistics.median(ttfb):.0f} ms, "
-                f"max {max(ttfb):.0f} ms (target < 300 ms)"
-            )
-            delays = asyncio.run(self._latency(url, prefix, views, options["pages"], options["changes"]))
+            watched = views[: max(1, options["pages"] // 10)]
+            delays = asyncio.run(self._latency(url, prefix, watched, options["pages"], options["changes"]))
             delays.sort()
+            if not delays:
+                raise CommandError("no update reached an open page")
             p50 = delays[len(delays) // 2]
             p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
             self.stdout.write(
@@ -112,9 +126,63 @@ class Command(BaseCommand):
                 f"p50 {p50:.0f} ms, p99 {p99:.0f} ms (target p99 < 250 ms)"
             )
         finally:
-            server.terminate()
-            server.wait(10)
+            if server is not None:
+                server.terminate()
+                server.wait(10)
             asyncio.run(self._cleanup(prefix))
+
+    def _serve(self, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "rollouts_ui.asgi:application", "--host", "127.0.0.1",
+             "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
+            cwd=ROOT,
+            env=env,
+        )
+
+    def _get(self, port: int, path: str, gzip: bool = False) -> tuple[float, float, int]:
+        """(ms to the first byte, ms to the last byte, body bytes)."""
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        started = time.perf_counter()
+        conn.request("GET", path, headers={"Accept-Encoding": "gzip"} if gzip else {})
+        response = conn.getresponse()
+        first = response.read(1)
+        ttfb = (time.perf_counter() - started) * 1000
+        body = first + response.read()
+        total = (time.perf_counter() - started) * 1000
+        conn.close()
+        if response.status != 200:
+            raise CommandError(f"{path} answered {response.status}")
+        return ttfb, total, len(body)
+
+    def _first_render(self, url: str, size: int, repeat: int) -> list[float]:
+        """ms from navigation start until the first fleet rows are in the document (headless Chromium)."""
+        from playwright.sync_api import sync_playwright
+
+        script = """
+          new MutationObserver(function (_, observer) {
+            if (document.querySelector('#fleet-body tr.row')) {
+              window.__firstRender = performance.now(); observer.disconnect();
+            }
+          }).observe(document, { childList: true, subtree: true });
+        """
+        times = []
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            for _ in range(repeat):
+                context = browser.new_context(viewport={"width": 1440, "height": 1000})
+                page = context.new_page()
+                page.add_init_script(script)
+                page.goto(url + "/")
+                page.wait_for_function("() => window.__firstRender !== undefined", timeout=30_000)
+                times.append(float(page.evaluate("window.__firstRender")))
+                shown = page.eval_on_selector_all("#fleet-body tr.row", "rows => rows.length")
+                if not 0 < shown < size:
+                    self.stderr.write(f"note: {shown} rows in the DOM for {size} rollouts")
+                context.close()
+            browser.close()
+        return times
 
     async def _publish(self, prefix: str, views: list[dict[str, Any]]) -> None:
         from dashboard.live.bus import RedisBus
@@ -131,7 +199,7 @@ class Command(BaseCommand):
         keys = [key async for key in client.scan_iter(match=f"{prefix}*")]
         if keys:
             await client.delete(*keys)
-        await client.aclose()
+        await client.aclose()  # type: ignore[attr-defined]
 
     def _wait(self, url: str) -> None:
         deadline = time.monotonic() + 20
@@ -143,23 +211,6 @@ class Command(BaseCommand):
                 time.sleep(0.1)
         raise CommandError("the server did not start")
 
-    def _ttfb(self, url: str, repeat: int) -> list[float]:
-        import http.client
-
-        times = []
-        for _ in range(repeat):
-            conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0]))
-            started = time.perf_counter()
-            conn.request("GET", "/")
-            response = conn.getresponse()
-            response.read(1)
-            times.append((time.perf_counter() - started) * 1000)
-            if response.status != 200:
-                raise CommandError(f"the fleet page answered {response.status}")
-            response.read()
-            conn.close()
-        return times
-
     async def _latency(
         self, url: str, prefix: str, views: list[dict[str, Any]], pages: int, changes: int
     ) -> list[float]:
@@ -168,7 +219,8 @@ class Command(BaseCommand):
 
         from dashboard.live.bus import RedisBus
 
-        watched = views[: max(1, pages // 10)]  # ten pages per rollout
+        # ``views``: the rollouts watched, ten pages each.
+        watched = views
         host = url.removeprefix("http://")
         sent: dict[str, float] = {}
         delays: list[float] = []
@@ -176,7 +228,9 @@ class Command(BaseCommand):
         for i in range(pages):
             view = watched[i % len(watched)]
             path = f"/ws/rollouts/{view['cluster']}/{view['namespace']}/{view['name']}/"
-            ws = await websockets.connect(f"ws://{host}{path}", origin=f"http://{host}", max_size=2**24)
+            ws = await websockets.connect(
+                f"ws://{host}{path}", origin=f"http://{host}", max_size=2**24  # type: ignore[arg-type]
+            )
             await ws.send("{}")
             sockets.append(ws)
         for ws in sockets:  # the snapshots

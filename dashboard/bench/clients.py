@@ -1,0 +1,210 @@
+"""A process of benchmark clients: ``python -m dashboard.bench.clients CONFIG.json``.
+
+Each client does what the fleet page does (``static/js/fleet.js`` + ``live.js``): it fetches the rows
+document ``/api/v1/fleet/rows`` with the session cookie, opens ``/ws/fleet/`` with the page's Origin,
+sends ``{"resume": <the document's streamId>}``, applies ``snapshot`` and ``update`` messages to its
+table of rows, and on a dropped connection reconnects resuming from the last stream id it saw. Every
+message's stream id and arrival time is noted (see ``analysis`` for how that gives delays). The process
+logs in once per server (a password hash per client would only measure PBKDF2) and shares that session
+among its clients, as tabs of one browser do.
+
+When the stop file appears it writes, as JSON, per client: the messages, counters and a digest of its
+final table; and each distinct final table once (clients that agree share one). The config is a JSON
+object: ``servers`` (base URLs), ``count``, ``offset`` (client ``i`` uses server ``(offset+i) % n``),
+``username``, ``password``, ``out``, ``ready`` and ``stop`` (file paths).
+
+Non-goals: rendering, or anything a browser does besides the protocol (``browser`` measures that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken"\s+value="([^"]+)"')
+RECONNECTS = 20
+
+
+def canonical(row: Any) -> str:
+    return json.dumps(row, sort_keys=True, separators=(",", ":"))
+
+
+def compact(row: dict[str, Any], fields: list[str]) -> list[Any]:
+    return [row.get(name) for name in fields]
+
+
+@dataclass
+class Client:
+    server: str
+    session: aiohttp.ClientSession
+    messages: list[tuple[str, float]] = field(default_factory=list)
+    table: dict[str, str] = field(default_factory=dict)
+    rows_received: int = 0
+    bytes_received: int = 0
+    reconnects: int = 0
+    errors: list[str] = field(default_factory=list)
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    last_id: str | None = None
+    fields: list[str] = field(default_factory=list)
+
+    def load(self, fields: list[str], rows: list[Any]) -> None:
+        self.fields = fields
+        self.table = {}
+        for row in rows:
+            values = compact(row, fields) if isinstance(row, dict) else row
+            self.table[str(values[fields.index("key")])] = canonical(values)
+
+    def apply(self, message: dict[str, Any], at: float) -> None:
+        kind = message.get("type")
+        if kind == "ping":
+            return
+        stream_id = message.get("streamId")
+        if kind == "snapshot":
+            self.load(list(message.get("fields") or self.fields), list(message.get("rows") or []))
+            self.rows_received += len(message.get("rows") or [])
+        elif kind == "update":
+            for row in message.get("rows") or []:
+                self.table[str(row["key"])] = canonical(compact(row, self.fields))
+            for key in message.get("removed") or []:
+                self.table.pop(str(key), None)
+            self.rows_received += len(message.get("rows") or []) + len(message.get("removed") or [])
+        if isinstance(stream_id, str) and kind in ("snapshot", "update", "resumed"):
+            self.messages.append((stream_id, at))
+            self.last_id = stream_id
+
+    async def run(self, stop: asyncio.Event) -> None:
+        async with self.session.get(self.server + "/api/v1/fleet/rows") as response:
+            if response.status != 200:
+                raise RuntimeError(f"{self.server}/api/v1/fleet/rows answered {response.status}")
+            doc = await response.json()
+            at = time.time()
+        self.load(list(doc["fields"]), list(doc["rows"]))
+        self.messages.append((str(doc["streamId"]), at))
+        self.last_id = str(doc["streamId"])
+        while not stop.is_set():
+            try:
+                await self._follow(stop)
+            except (aiohttp.ClientError, OSError, RuntimeError) as error:
+                self.errors.append(f"{time.time():.3f} {error!r}")
+            if stop.is_set() or self.reconnects >= RECONNECTS:
+                return
+            self.reconnects += 1
+            await asyncio.sleep(0.5)
+
+    async def _follow(self, stop: asyncio.Event) -> None:
+        url = self.server.replace("http://", "ws://", 1) + "/ws/fleet/"
+        async with self.session.ws_connect(
+            url, headers={"Origin": self.server}, max_msg_size=64 * 2**20, heartbeat=None
+        ) as ws:
+            await ws.send_str(json.dumps({"resume": self.last_id} if self.last_id else {}))
+            stopping = asyncio.ensure_future(stop.wait())
+            try:
+                while True:
+                    receiving = asyncio.ensure_future(ws.receive())
+                    await asyncio.wait({receiving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                    if not receiving.done():
+                        receiving.cancel()
+                        return
+                    message = receiving.result()
+                    if message.type != aiohttp.WSMsgType.TEXT:
+                        raise RuntimeError(f"websocket closed ({message.type.name}, code {ws.close_code})")
+                    at = time.time()
+                    self.bytes_received += len(message.data)
+                    self.apply(json.loads(message.data), at)
+                    self.connected.set()
+            finally:
+                stopping.cancel()
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "messages": self.messages,
+            "rows_received": self.rows_received,
+            "bytes_received": self.bytes_received,
+            "reconnects": self.reconnects,
+            "errors": self.errors[:20],
+            "table": table_digest(self.table),
+        }
+
+
+def table_digest(table: dict[str, str]) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for key in sorted(table):
+        h.update(key.encode())
+        h.update(b"\0")
+        h.update(table[key].encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+async def login(session: aiohttp.ClientSession, server: str, username: str, password: str) -> None:
+    async with session.get(server + "/accounts/login/") as response:
+        page = await response.text()
+    match = CSRF_INPUT.search(page)
+    if match is None:
+        raise RuntimeError(f"{server}/accounts/login/ has no CSRF token field")
+    form = {"username": username, "password": password, "csrfmiddlewaretoken": match.group(1), "next": "/"}
+    async with session.post(
+        server + "/accounts/login/", data=form, headers={"Origin": server, "Referer": server + "/accounts/login/"},
+        allow_redirects=False,
+    ) as response:
+        if response.status != 302:
+            raise RuntimeError(f"logging in at {server} failed with status {response.status}")
+
+
+async def main_async(config: dict[str, Any]) -> int:
+    servers: list[str] = list(config["servers"])
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
+    sessions = {
+        s: aiohttp.ClientSession(
+            cookie_jar=aiohttp.CookieJar(unsafe=True),
+            timeout=timeout,
+            connector=aiohttp.TCPConnector(limit=0),
+        )
+        for s in servers
+    }
+    stop = asyncio.Event()
+    try:
+        for server, session in sessions.items():
+            await login(session, server, config["username"], config["password"])
+        clients = [
+            Client(servers[(config["offset"] + i) % len(servers)], sessions[servers[(config["offset"] + i) % len(servers)]])
+            for i in range(int(config["count"]))
+        ]
+        tasks = [asyncio.create_task(c.run(stop)) for c in clients]
+        await asyncio.wait_for(asyncio.gather(*(c.connected.wait() for c in clients)), 120)
+        Path(config["ready"]).write_text(str(len(clients)))
+        stop_file = Path(config["stop"])
+        while not stop_file.exists():
+            await asyncio.sleep(0.2)
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        tables: dict[str, dict[str, str]] = {}
+        for c in clients:
+            tables.setdefault(table_digest(c.table), c.table)
+        Path(config["out"]).write_text(json.dumps({"clients": [c.report() for c in clients], "tables": tables}))
+        return 0
+    finally:
+        for session in sessions.values():
+            await session.close()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m dashboard.bench.clients CONFIG.json", file=sys.stderr)
+        return 2
+    config = json.loads(Path(argv[0]).read_text())
+    return asyncio.run(main_async(config))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
