@@ -1,24 +1,35 @@
-# Multi-stage image for every rollouts-ui process (web, watcher, worker); the command picks the role.
+# One image for every rollouts-ui process (web, watcher, worker, scheduler, migrations, demo simulator);
+# the command picks the role. Two stages: the build stage compiles wheels, the runtime stage has no
+# compiler, runs as an unprivileged user (uid 10001) and carries the collected static files.
 FROM python:3.11-slim AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY rollouts_ui ./rollouts_ui
 COPY dashboard ./dashboard
 COPY kubesim ./kubesim
-RUN pip install --no-cache-dir --prefix=/install .
+RUN pip wheel --wheel-dir /wheels .
 
 FROM python:3.11-slim
-ENV PYTHONUNBUFFERED=1 DJANGO_SETTINGS_MODULE=rollouts_ui.settings
-RUN useradd --system --uid 10001 --home-dir /app rollouts
+ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DJANGO_SETTINGS_MODULE=rollouts_ui.settings LOG_FORMAT=json
+RUN groupadd --system --gid 10001 rollouts \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /app --shell /usr/sbin/nologin rollouts
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels rollouts-ui && rm -rf /wheels
 WORKDIR /app
-COPY --from=build /install /usr/local
 COPY manage.py ./
+COPY templates ./templates
+COPY static ./static
+# The package is installed; the sources beside manage.py are what Django's BASE_DIR points at.
 COPY rollouts_ui ./rollouts_ui
 COPY dashboard ./dashboard
 COPY kubesim ./kubesim
-COPY templates ./templates
-COPY static ./static
-RUN python manage.py collectstatic --noinput && chown -R rollouts /app
-USER 10001
-EXPOSE 8000
-CMD ["uvicorn", "rollouts_ui.asgi:application", "--host", "0.0.0.0", "--port", "8000"]
+# Static files collected at build time (the settings need no secrets for it); /kubesim holds the demo
+# simulator's kubeconfig (a named volume copies this directory's owner).
+RUN python manage.py collectstatic --noinput \
+    && mkdir -p /kubesim \
+    && chown -R rollouts:rollouts /kubesim
+USER 10001:10001
+EXPOSE 8000 9100
+CMD ["uvicorn", "rollouts_ui.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--no-access-log"]

@@ -57,6 +57,11 @@ def demo_login() -> tuple[str, str]:
     user.set_password(password)
     user.is_active = True
     user.save()
+    from dashboard.access.models import Grant, Role
+
+    # Access is deny-by-default: the demo login may see and do everything in the simulator.
+    admin, _ = Role.objects.get_or_create(name="admin", defaults={"actions": "*"})
+    Grant.objects.get_or_create(user=user, role=admin)
     return DEMO_USER, password
 
 
@@ -66,12 +71,14 @@ async def serve(options: DemoOptions, kubeconfig: str, announce: Callable[[str],
     from channels.layers import get_channel_layer
 
     from dashboard.history.recorder import Recorder
+    from dashboard.kube.actions import register_cluster
     from dashboard.kube.connection import KubeApi
     from dashboard.kube.service import pipeline_settings
     from dashboard.kube.watcher import Watcher
     from dashboard.live.bus import get_bus
     from dashboard.live.lease import MemoryLease
 
+    register_cluster(CLUSTER, kubeconfig)  # actions reach the simulator under the watcher's cluster name
     recorder = Recorder().start()
     watcher = Watcher(
         CLUSTER,

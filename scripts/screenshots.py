@@ -81,7 +81,7 @@ def take(url: str, password: str, out: Path, timeout: float) -> None:
         page.fill("input[name=username]", "demo")
         page.fill("input[name=password]", password)
         page.click("button[type=submit]")
-        page.wait_for_selector("#fleet-body tr.row")
+        page.wait_for_selector("body[data-fleet=loaded]")
 
         # The re-render race: wait for the hash change to be seen, then the rollout page.
         page.goto(url + "rollouts/demo/web/frontend/")
@@ -89,7 +89,7 @@ def take(url: str, password: str, out: Path, timeout: float) -> None:
         page.wait_for_timeout(1500)  # let the analysis charts settle
         page.screenshot(path=str(out / "rollout.png"), full_page=True)
 
-        page.goto(url)
+        page.goto(url + "?healthy=1")  # the healthy group expanded, so every demo rollout shows
         page.wait_for_selector("#fleet-body tr.row")
         page.wait_for_timeout(500)
         page.screenshot(path=str(out / "fleet.png"), full_page=True)

@@ -15,6 +15,7 @@ Non-goals: I/O of any kind, the figures' presentation (``report``).
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,7 +140,9 @@ def delays(writes: Iterable[Write], index: PublishIndex, clients: Sequence[Clien
     return result
 
 
-def over_time(samples: Iterable[tuple[float, float]], start: float, bucket: float = 1.0) -> list[dict[str, Any]]:
+def over_time(
+    samples: Iterable[tuple[float, float]], start: float, bucket: float = 1.0
+) -> list[dict[str, Any]]:
     """Percentiles per ``bucket`` seconds of write time, from ``start``: the latency-over-time series."""
     buckets: dict[int, list[float]] = {}
     for at, value in samples:
@@ -183,4 +186,31 @@ def compare_tables(expected: Mapping[str, str], actual: Mapping[str, str]) -> di
 def largest_gap(times: Sequence[float], start: float, end: float) -> float:
     """The longest stretch in [start, end] without an event (seconds): a failover's blackout."""
     points = [start, *sorted(t for t in times if start <= t <= end), end]
-    return max((b - a for a, b in zip(points, points[1:], strict=False)), default=0.0)
+    return max((b - a for a, b in itertools.pairwise(points)), default=0.0)
+
+
+def profile_summary(lines: Iterable[str], top: int = 15) -> dict[str, Any]:
+    """py-spy's collapsed stacks ("f1;f2;f3 COUNT") → where the time goes: top frames by own and total."""
+    own: dict[str, int] = {}
+    total: dict[str, int] = {}
+    samples = 0
+    for line in lines:
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        samples += count
+        frames = stack.split(";")
+        own[frames[-1]] = own.get(frames[-1], 0) + count
+        for frame in set(frames):
+            total[frame] = total.get(frame, 0) + count
+
+    def ranked(table: dict[str, int]) -> list[dict[str, Any]]:
+        best = sorted(table.items(), key=lambda item: -item[1])[:top]
+        return [{"frame": frame, "percent": round(100 * n / samples, 1)} for frame, n in best]
+
+    return {
+        "samples": samples,
+        "own": ranked(own) if samples else [],
+        "total": ranked(total) if samples else [],
+    }

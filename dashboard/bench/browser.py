@@ -64,7 +64,9 @@ def ttfb(base_url: str, path: str, session_cookie: str, repeat: int = 10) -> dic
     }
 
 
-def first_render(base_url: str, session_cookie: str, repeat: int = 3, timeout_s: float = 60.0) -> dict[str, Any]:
+def first_render(
+    base_url: str, session_cookie: str, repeat: int = 3, timeout_s: float = 60.0
+) -> dict[str, Any]:
     """Page navigation start → table filled / first frame after it, in ms (median over ``repeat``)."""
     from playwright.sync_api import sync_playwright
 

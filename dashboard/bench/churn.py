@@ -107,7 +107,9 @@ async def churn(
                     ) as response:
                         data: Any = await response.json(content_type=None)
                         if response.status != 200:
-                            result.failures.append(f"{cluster.name}/{namespace}/{name}: HTTP {response.status}")
+                            result.failures.append(
+                                f"{cluster.name}/{namespace}/{name}: HTTP {response.status}"
+                            )
                             return
                 except (aiohttp.ClientError, TimeoutError) as error:
                     result.failures.append(f"{cluster.name}/{namespace}/{name}: {error!r}")

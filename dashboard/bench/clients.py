@@ -154,7 +154,9 @@ async def login(session: aiohttp.ClientSession, server: str, username: str, pass
         raise RuntimeError(f"{server}/accounts/login/ has no CSRF token field")
     form = {"username": username, "password": password, "csrfmiddlewaretoken": match.group(1), "next": "/"}
     async with session.post(
-        server + "/accounts/login/", data=form, headers={"Origin": server, "Referer": server + "/accounts/login/"},
+        server + "/accounts/login/",
+        data=form,
+        headers={"Origin": server, "Referer": server + "/accounts/login/"},
         allow_redirects=False,
     ) as response:
         if response.status != 302:
@@ -177,7 +179,10 @@ async def main_async(config: dict[str, Any]) -> int:
         for server, session in sessions.items():
             await login(session, server, config["username"], config["password"])
         clients = [
-            Client(servers[(config["offset"] + i) % len(servers)], sessions[servers[(config["offset"] + i) % len(servers)]])
+            Client(
+                servers[(config["offset"] + i) % len(servers)],
+                sessions[servers[(config["offset"] + i) % len(servers)]],
+            )
             for i in range(int(config["count"]))
         ]
         tasks = [asyncio.create_task(c.run(stop)) for c in clients]
@@ -191,7 +196,9 @@ async def main_async(config: dict[str, Any]) -> int:
         tables: dict[str, dict[str, str]] = {}
         for c in clients:
             tables.setdefault(table_digest(c.table), c.table)
-        Path(config["out"]).write_text(json.dumps({"clients": [c.report() for c in clients], "tables": tables}))
+        Path(config["out"]).write_text(
+            json.dumps({"clients": [c.report() for c in clients], "tables": tables})
+        )
         return 0
     finally:
         for session in sessions.values():

@@ -16,13 +16,19 @@ import time
 from typing import Any
 
 
-async def xadd_limit(redis_url: str, key: str, payloads: list[dict[bytes, bytes]], seconds: float = 2.0,
-                     batch: int = 100, maxlen: int = 10_000) -> dict[str, Any]:
+async def xadd_limit(
+    redis_url: str,
+    key: str,
+    payloads: list[dict[bytes, bytes]],
+    seconds: float = 2.0,
+    batch: int = 100,
+    maxlen: int = 10_000,
+) -> dict[str, Any]:
     import redis.asyncio as aioredis
 
     if not payloads:
         return {"entries_per_second": None, "note": "no payloads were captured"}
-    client = aioredis.Redis.from_url(redis_url, socket_timeout=30)
+    client: Any = aioredis.Redis.from_url(redis_url, socket_timeout=30)
     written = 0
     try:
         started = time.perf_counter()
@@ -45,8 +51,9 @@ async def xadd_limit(redis_url: str, key: str, payloads: list[dict[bytes, bytes]
     }
 
 
-async def fanout_limit(redis_url: str, prefix: str, receivers: int, message_bytes: int,
-                       seconds: float = 3.0) -> dict[str, Any]:
+async def fanout_limit(
+    redis_url: str, prefix: str, receivers: int, message_bytes: int, seconds: float = 3.0
+) -> dict[str, Any]:
     from channels_redis.core import RedisChannelLayer
 
     layer = RedisChannelLayer(

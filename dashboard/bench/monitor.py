@@ -36,7 +36,7 @@ class StreamMonitor:
     async def run(self, start_id: str = "$") -> None:
         import redis.asyncio as aioredis
 
-        client = aioredis.Redis.from_url(self.redis_url, socket_timeout=None)
+        client: Any = aioredis.Redis.from_url(self.redis_url, socket_timeout=None)
         key = f"{self.prefix}stream"
         last = start_id
         try:
@@ -79,7 +79,7 @@ class Sampler:
     async def run(self) -> None:
         import redis.asyncio as aioredis
 
-        client = aioredis.Redis.from_url(self.redis_url, socket_timeout=5)
+        client: Any = aioredis.Redis.from_url(self.redis_url, socket_timeout=5)
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
                 while True:
@@ -89,7 +89,7 @@ class Sampler:
                         sample["redis_used_mb"] = round(int(info["used_memory"]) / 2**20, 1)
                     except Exception:  # a sample may fail under load; the next one counts
                         sample["redis_used_mb"] = None
-                    versions = {}
+                    versions: dict[str, int | None] = {}
                     for cluster in self.clusters:
                         try:
                             versions[cluster.name] = await resource_version(session, cluster)

@@ -62,7 +62,9 @@ class Processes:
     profile_dir: Path | None = None
     running: list[Process] = field(default_factory=list)
 
-    def start(self, name: str, role: str, args: list[str], env: dict[str, str], *, profile: bool = False) -> Process:
+    def start(
+        self, name: str, role: str, args: list[str], env: dict[str, str], *, profile: bool = False
+    ) -> Process:
         log_path = self.directory / f"{name}.log"
         profiled = profile and self.profile_dir is not None
         if profiled:

@@ -20,15 +20,18 @@ from dashboard.bench.churn import Cluster
 from dashboard.bench.clients import canonical
 
 
-async def list_objects(session: aiohttp.ClientSession, cluster: Cluster, path: str,
-                       label_selector: str | None) -> list[dict[str, Any]]:
+async def list_objects(
+    session: aiohttp.ClientSession, cluster: Cluster, path: str, label_selector: str | None
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     params: dict[str, str] = {"limit": "2000"}
     if label_selector:
         params["labelSelector"] = label_selector
     context = cluster.ssl_context()
     while True:
-        async with session.get(cluster.url + path, params=params, headers=cluster.headers(), ssl=context) as r:
+        async with session.get(
+            cluster.url + path, params=params, headers=cluster.headers(), ssl=context
+        ) as r:
             if r.status == 404:  # an optional CRD that is not installed
                 return items
             r.raise_for_status()
@@ -70,7 +73,9 @@ async def expected_rows(clusters: list[Cluster]) -> dict[str, str]:
                     now=now,
                     cluster=cluster.name,
                 ).to_dict()
-                gitops = gitops_for_rollout(inputs.applications, str(view.get("namespace")), str(view.get("name")))
+                gitops = gitops_for_rollout(
+                    inputs.applications, str(view.get("namespace")), str(view.get("name"))
+                )
                 if gitops is not None:
                     view.setdefault("gitops", gitops)
                 row = fleet_row(view)

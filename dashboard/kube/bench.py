@@ -1,41 +1,70 @@
-"""The watcher benchmark: a kubesim fleet of N rollouts, the real ``manage.py watch`` process, Redis.
+"""The watcher benchmark: kubesim's fleet scenario behind its real API server, the real ``manage.py watch``
+process, Redis.
 
 What it measures (printed, never asserted):
-- throughput: one status write to every rollout as fast as the simulator takes them; changes/s is
-  N / (time from the first write until the last of those N views is in the stream);
-- latency at a steady rate (default 200 changes/s, spread over distinct rollouts): from the simulator's
-  write (wall clock, same machine) to the stream entry carrying that resourceVersion — p50 / p99;
+- throughput: the fleet's churn (new images, which the simulated controllers roll out) is raised until
+  the simulator offers more changes than the target; changes/s is the number of watched objects written
+  during the window divided by the time from the window's start until the last Rollout written in it is
+  published — if the watcher falls behind, that tail grows and the figure drops;
+- latency at a steady load (default ~200 changes/s: the churn is set from the changes one release costs):
+  for every Rollout write, from the simulator's write (wall clock, taken by a store listener at the
+  moment of the write) to the first publication of that rollout's snapshot whose ``resourceVersion`` is at
+  least the written one — coalesced writes count until the publication that carries them;
 - the watcher process's memory (VmRSS now and VmHWM, its peak), read from /proc.
 
-The simulator runs in this process (kubesim's in-thread server, no scenario: the benchmark writes the
-objects itself so the rate is exact); the watcher runs as its own process, as in production.
+A publication's time is its stream entry's id: Redis stamps it (milliseconds, same machine clock) in the
+same transaction that replaces the snapshot, so reading the stream late — the benchmark reads it after
+each phase, with the stream's cap raised so nothing is trimmed — cannot shift any figure. The simulator
+runs in a thread of this process and is only driven through its own knob (``Simulation.set_churn``); the
+watcher reads it over HTTPS like any cluster.
 
-Non-goals: asserting targets (tests never time things), history-write throughput (``--no-history``
-is the default so the figures are the live path's; pass ``--history`` to include the recorder).
+Non-goals: asserting targets (tests never time things), history-write throughput (``--no-history`` is
+the default so the figures are the live path's; pass ``--history`` to include the recorder).
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import gc
 import json
 import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import uuid
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-STEPS = [
-    {"setWeight": 10},
-    {"pause": {}},
-    {"setWeight": 50},
-    {"pause": {"duration": "1m"}},
-    {"setWeight": 100},
-]
+WATCHED = frozenset(
+    {
+        "argoproj.io/rollouts",
+        "apps/replicasets",
+        "pods",
+        "argoproj.io/analysisruns",
+        "argoproj.io/experiments",
+        "argoproj.io/applications",
+    }
+)
+ROLLOUTS = "argoproj.io/rollouts"
+STREAM_MAXLEN = 1_000_000  # the bench's own stream cap: nothing it measures may be trimmed before it is read
+
+
+@dataclass
+class Phase:
+    """One measured window: what kubesim wrote in it and how long until the watcher had published it."""
+
+    changes: int = 0
+    seconds: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    unpublished: int = 0
+
+    @property
+    def per_second(self) -> float:
+        return self.changes / self.seconds if self.seconds else 0.0
 
 
 @dataclass
@@ -43,22 +72,26 @@ class BenchResult:
     rollouts: int
     objects: int
     initial_sync_seconds: float
-    throughput_changes: int
-    throughput_seconds: float
-    rate: float
-    latencies_ms: list[float] = field(default_factory=list)
+    throughput: Phase
+    steady: Phase
+    steady_offered_per_second: float
     rss_mb: float = 0.0
     peak_rss_mb: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        lat = sorted(self.latencies_ms)
+        lat = sorted(self.steady.latencies_ms)
+        burst = sorted(self.throughput.latencies_ms)
         return {
             "rollouts": self.rollouts,
             "objects": self.objects,
             "initial_sync_seconds": round(self.initial_sync_seconds, 2),
-            "changes_per_second": round(self.throughput_changes / self.throughput_seconds, 1),
-            "latency_rate_per_second": self.rate,
+            "changes_per_second": round(self.throughput.per_second, 1),
+            "throughput_changes": self.throughput.changes,
+            "throughput_window_seconds": round(self.throughput.seconds, 2),
+            "throughput_latency_p99_ms": round(_pct(burst, 99), 1) if burst else None,
+            "latency_changes_per_second": round(self.steady_offered_per_second, 1),
             "latency_samples": len(lat),
+            "latency_unpublished": self.steady.unpublished,
             "latency_p50_ms": round(_pct(lat, 50), 1) if lat else None,
             "latency_p99_ms": round(_pct(lat, 99), 1) if lat else None,
             "latency_max_ms": round(lat[-1], 1) if lat else None,
@@ -73,159 +106,66 @@ def _pct(values: list[float], p: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1]
 
 
-def build_fleet(store: Any, rollouts: int, namespaces: int = 20) -> int:
-    """Create ``rollouts`` healthy canaries, each with its stable ReplicaSet and two pods."""
-    created = 0
-    for i in range(rollouts):
-        ns, name = f"team-{i % namespaces:02d}", f"svc-{i:05d}"
-        labels = {"app": name}
-        template = {
-            "metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "app", "image": f"registry.local/{name}:1.0"}]},
-        }
-        ro = store.create(
-            "argoproj.io/rollouts",
-            {
-                "apiVersion": "argoproj.io/v1alpha1",
-                "kind": "Rollout",
-                "metadata": {
-                    "name": name,
-                    "namespace": ns,
-                    "labels": labels,
-                    "annotations": {"rollout.argoproj.io/revision": "1"},
-                },
-                "spec": {
-                    "replicas": 2,
-                    "selector": {"matchLabels": labels},
-                    "template": template,
-                    "strategy": {"canary": {"steps": STEPS}},
-                },
-                "status": {
-                    "currentPodHash": "stable1",
-                    "stableRS": "stable1",
-                    "currentStepIndex": len(STEPS),
-                    "phase": "Healthy",
-                    "replicas": 2,
-                    "updatedReplicas": 2,
-                    "readyReplicas": 2,
-                    "availableReplicas": 2,
-                    "observedGeneration": "1",
-                },
-            },
-        )
-        owner = [
-            {
-                "apiVersion": "argoproj.io/v1alpha1",
-                "kind": "Rollout",
-                "name": name,
-                "uid": ro["metadata"]["uid"],
-                "controller": True,
-            }
-        ]
-        rs_labels = {**labels, "rollouts-pod-template-hash": "stable1"}
-        rs = store.create(
-            "apps/replicasets",
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "metadata": {
-                    "name": f"{name}-stable1",
-                    "namespace": ns,
-                    "labels": rs_labels,
-                    "ownerReferences": owner,
-                    "annotations": {"rollout.argoproj.io/revision": "1"},
-                },
-                "spec": {
-                    "replicas": 2,
-                    "selector": {"matchLabels": rs_labels},
-                    "template": {**template, "metadata": {"labels": rs_labels}},
-                },
-                "status": {
-                    "replicas": 2,
-                    "readyReplicas": 2,
-                    "availableReplicas": 2,
-                    "observedGeneration": 1,
-                },
-            },
-        )
-        rs_owner = [
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": rs["metadata"]["name"],
-                "uid": rs["metadata"]["uid"],
-                "controller": True,
-            }
-        ]
-        for p in range(2):
-            store.create(
-                "pods",
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {
-                        "name": f"{name}-stable1-{p}",
-                        "namespace": ns,
-                        "labels": rs_labels,
-                        "ownerReferences": rs_owner,
-                    },
-                    "spec": template["spec"],
-                    "status": {
-                        "phase": "Running",
-                        "conditions": [{"type": "Ready", "status": "True"}],
-                        "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0}],
-                    },
-                },
-            )
-        created += 4
-    return created
+class WriteLog:
+    """Every watched write as kubesim makes it: a store listener on the simulator's own thread."""
+
+    def __init__(self) -> None:
+        self.changes = 0
+        # Rollout writes: (key, resourceVersion, wall time).
+        self.rollouts: list[tuple[str, int, float]] = []
+
+    def __call__(self, event_type: str, resource: str, stored: dict[str, Any], previous: Any) -> None:
+        if resource not in WATCHED:
+            return
+        self.changes += 1
+        if resource == ROLLOUTS and event_type != "DELETED":
+            meta = stored["metadata"]
+            key = f"{meta['namespace']}/{meta['name']}"
+            self.rollouts.append((key, int(meta["resourceVersion"]), time.time()))
+
+    def mark(self) -> tuple[int, int]:
+        return self.changes, len(self.rollouts)
 
 
-def write_step(store: Any, index: int, step: int) -> tuple[str, float]:
-    """Move rollout ``index`` to canary step ``step``; returns (resourceVersion, wall time of the write)."""
-    ns, name = f"team-{index % 20:02d}", f"svc-{index:05d}"
-    obj = store.patch(
-        "argoproj.io/rollouts",
-        ns,
-        name,
-        {
-            "status": {
-                "currentPodHash": "canary2",
-                "currentStepIndex": step,
-                "phase": "Progressing",
-                "message": "more replicas need to be updated",
-            }
-        },
-        subresource="status",
-    )
-    return str(obj["metadata"]["resourceVersion"]), time.time()
+class Publications:
+    """The stream read after the fact: per rollout, (publication ms, resourceVersion) in order."""
+
+    def __init__(self, client: Any, key: str) -> None:
+        self.client = client
+        self.key = key
+        self.last = "0-0"
+        self.by_rollout: dict[str, list[tuple[float, int]]] = defaultdict(list)
+
+    def read(self) -> None:
+        first = self.client.xrange(self.key, "-", "+", count=1)
+        if first and self.last != "0-0" and _id_pair(first[0][0]) > _id_pair(self.last):
+            raise RuntimeError("the stream was trimmed before the benchmark read it; raise STREAM_MAXLEN")
+        while True:
+            chunk = self.client.xrange(self.key, f"({self.last}", "+", count=2000)
+            if not chunk:
+                return
+            for entry_id, fields in chunk:
+                view = fields.get(b"view")
+                if view:
+                    data = json.loads(view)
+                    rv = data.get("resourceVersion")
+                    if rv is not None:
+                        key = f"{data['namespace']}/{data['name']}"
+                        self.by_rollout[key].append((_id_pair(entry_id)[0] / 1000.0, int(rv)))
+            self.last = chunk[-1][0].decode()
+
+    def visible_at(self, key: str, rv: int) -> float | None:
+        """When the first snapshot of ``key`` carrying ``rv`` (or something newer) was published."""
+        published = self.by_rollout.get(key, ())
+        versions = [v for _, v in published]  # in publication order, so non-decreasing
+        index = bisect.bisect_left(versions, rv)
+        return published[index][0] if index < len(published) else None
 
 
-class StreamWatcher(threading.Thread):
-    """Reads the bus stream and notes when each resourceVersion was published."""
-
-    def __init__(self, redis_url: str, prefix: str) -> None:
-        super().__init__(daemon=True, name="bench-stream")
-        import redis
-
-        self.redis = redis.Redis.from_url(redis_url)
-        self.key = f"{prefix}stream"
-        self.seen: dict[str, float] = {}
-        self.stop_flag = False
-
-    def run(self) -> None:
-        last = "$"
-        while not self.stop_flag:
-            reply = self.redis.xread({self.key: last}, block=200, count=1000)
-            now = time.time()
-            for _, entries in reply or ():
-                for entry_id, fields in entries:
-                    last = entry_id.decode()
-                    view = fields.get(b"view")
-                    if view:
-                        rv = json.loads(view).get("resourceVersion")
-                        if rv:
-                            self.seen.setdefault(str(rv), now)
+def _id_pair(stream_id: bytes | str) -> tuple[int, int]:
+    text = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
+    ms, _, seq = text.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def _memory(pid: int) -> tuple[float, float]:
@@ -236,8 +176,35 @@ def _memory(pid: int) -> tuple[float, float]:
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
+def _fleet_simulation(store: Any, faults: Any, rollouts: int, namespaces: int) -> Any:
+    from kubesim.scenarios import load_scenario
+    from kubesim.simulation import Simulation
+
+    scenario = load_scenario("fleet")
+    assert scenario.fleet is not None
+    scenario.fleet.rollouts, scenario.fleet.namespaces = rollouts, namespaces
+    scenario.fleet.churn_per_second = 0  # quiet while seeding; the phases set it
+    return Simulation(store, [scenario], seed=1, faults=faults)
+
+
+def _seed(sim: Any) -> None:
+    """Create the fleet and let the controllers settle it (no watcher is connected yet)."""
+    sim.seed()
+    while sim.process(limit=5000):
+        pass
+
+
 def run_bench(
-    *, rollouts: int, rate: float, seconds: float, redis_url: str, history: bool, log: Any = print
+    *,
+    rollouts: int,
+    rate: float,
+    seconds: float,
+    redis_url: str,
+    history: bool,
+    burst_churn: float = 40.0,
+    burst_seconds: float = 10.0,
+    namespaces: int = 50,
+    log: Any = print,
 ) -> BenchResult:
     import redis
 
@@ -245,66 +212,65 @@ def run_bench(
 
     prefix = f"bench-{uuid.uuid4().hex[:8]}:"
     client = redis.Redis.from_url(redis_url)
-    with running_kubesim([], bookmark_interval=30.0, history_limit=200_000) as sim:
+    writes = WriteLog()
+    with running_kubesim([], bookmark_interval=30.0, history_limit=400_000) as kube:
         started = time.monotonic()
-        objects = sim.call(build_fleet, sim.store, rollouts, timeout=600)
-        log(f"fleet: {rollouts} rollouts, {objects} objects in {time.monotonic() - started:.1f}s")
+        sim = kube.call(_fleet_simulation, kube.store, kube.faults, rollouts, namespaces)
+        kube.call(_seed, sim, timeout=900)
+        objects = sum(kube.store.count(resource) for resource in WATCHED)
+        seeded = time.monotonic() - started
+        log(f"fleet scenario: {rollouts} rollouts, {objects} watched objects in {seeded:.1f}s")
+        kube.call(kube.store.add_listener, writes)
+        # In a list: ``call`` would await a bare task, and this one runs until cancelled.
+        (runner,) = kube.call(lambda: [asyncio.ensure_future(sim.run())])
         gc.collect()
         gc.freeze()  # the simulator's store lives in this process: keep its GC passes out of the figures
-        env = {**os.environ, "LIVE_REDIS_PREFIX": prefix, "REDIS_URL": redis_url, "LOG_LEVEL": "WARNING"}
-        args = [
-            sys.executable,
-            "manage.py",
-            "watch",
-            "--kubeconfig",
-            str(sim.kubeconfig),
-            "--cluster",
-            "bench",
-        ]
+        env = {
+            **os.environ,
+            "LIVE_REDIS_PREFIX": prefix,
+            "LIVE_STREAM_MAXLEN": str(STREAM_MAXLEN),
+            "REDIS_URL": redis_url,
+            "LOG_LEVEL": "WARNING",
+        }
+        args = [sys.executable, "manage.py", "watch", "--kubeconfig", str(kube.kubeconfig)]
+        args += ["--cluster", "bench"]
         if not history:
             args.append("--no-history")
         proc = subprocess.Popen(args, env=env, cwd=Path(__file__).resolve().parents[2])
-        stream = StreamWatcher(redis_url, prefix)
+        stream = Publications(client, f"{prefix}stream")
         try:
             started = time.monotonic()
             while client.hlen(f"{prefix}fleet") < rollouts:
                 if proc.poll() is not None:
                     raise RuntimeError(f"the watcher exited with {proc.returncode}")
+                if time.monotonic() - started > 300:
+                    raise RuntimeError("the watcher did not publish the fleet within 300s")
                 time.sleep(0.1)
             initial = time.monotonic() - started
             log(f"initial list + publish of {rollouts} views: {initial:.1f}s")
-            stream.start()
-            time.sleep(1.0)
+            time.sleep(2.0)
+            stream.read()
 
-            # Throughput: one change per rollout, as fast as the simulator takes them.
-            def burst() -> list[str]:
-                return [write_step(sim.store, i, 1)[0] for i in range(rollouts)]
+            # Throughput: more churn than the target needs, for a fixed window.
+            burst = _phase(kube, sim, writes, stream, burst_churn, burst_seconds, settle=60.0)
+            burst.seconds = max(burst.seconds, 1e-9)
+            log(f"throughput: {burst.changes} changes published within {burst.seconds:.2f}s")
+            kube.call(sim.set_churn, 0)
+            time.sleep(12.0)  # the burst's releases finish (10 s pause) before the steady phase
+            stream.read()
 
-            t0 = time.time()
-            versions = sim.call(burst, timeout=600)
-            _wait_seen(stream, versions, timeout=120)
-            t_burst = max(stream.seen[v] for v in versions) - t0
-            log(f"throughput: {rollouts} changes in {t_burst:.2f}s")
-            time.sleep(1.0)
-
-            # Latency at a steady rate, over distinct rollouts so coalescing never delays a change.
-            writes: dict[str, float] = {}
-            interval = 1.0 / rate
-            next_at = time.monotonic()
-            count = int(rate * seconds)
-            for n in range(count):
-                rv, wall = sim.call(write_step, sim.store, n % rollouts, 2 + (n // rollouts) % 3)
-                writes[rv] = wall
-                next_at += interval
-                pause = next_at - time.monotonic()
-                if pause > 0:
-                    time.sleep(pause)
-            _wait_seen(stream, list(writes), timeout=60)
-            latencies = [(stream.seen[rv] - wall) * 1000 for rv, wall in writes.items() if rv in stream.seen]
+            # Latency at a steady load: churn sized from what one release costs in changes.
+            per_release = burst.changes / max(1.0, burst_churn * burst_seconds)
+            churn = rate / max(per_release, 1.0)
+            steady = _phase(kube, sim, writes, stream, churn, seconds, settle=30.0)
+            offered = steady.changes / seconds
+            samples = len(steady.latencies_ms)
+            log(f"steady: churn {churn:.1f}/s gave {offered:.0f} changes/s, {samples} samples")
             rss, peak = _memory(proc.pid)
-            return BenchResult(rollouts, objects, initial, rollouts, t_burst, rate, latencies, rss, peak)
+            return BenchResult(rollouts, objects, initial, burst, steady, offered, rss, peak)
         finally:
-            stream.stop_flag = True
+            kube.call(sim.set_churn, 0)
+            kube.call(runner.cancel)
             proc.terminate()
             proc.wait(30)
             keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
@@ -312,11 +278,31 @@ def run_bench(
                 client.delete(*keys)
 
 
-def _wait_seen(stream: StreamWatcher, versions: list[str], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(v in stream.seen for v in versions):
-            return
-        time.sleep(0.05)
-    missing = sum(v not in stream.seen for v in versions)
-    raise RuntimeError(f"{missing} of {len(versions)} changes were not published within {timeout}s")
+def _phase(
+    kube: Any, sim: Any, writes: WriteLog, stream: Publications, churn: float, seconds: float, settle: float
+) -> Phase:
+    """Churn at ``churn`` for ``seconds``; then wait (up to ``settle``) until every Rollout written in the
+    window is published and measure each write's latency from the stream."""
+    changes0, rollouts0 = kube.call(writes.mark)
+    t0 = time.time()
+    kube.call(sim.set_churn, churn)
+    time.sleep(seconds)
+    changes1, rollouts1 = kube.call(writes.mark)
+    window = writes.rollouts[rollouts0:rollouts1]
+    deadline = time.monotonic() + settle
+    while True:
+        stream.read()
+        seen = [stream.visible_at(key, rv) for key, rv, _ in window]
+        if all(at is not None for at in seen) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    published = [(at, wall) for at, (_, _, wall) in zip(seen, window, strict=True) if at is not None]
+    phase = Phase(changes=changes1 - changes0, unpublished=len(window) - len(published))
+    # A stream id has millisecond resolution: a publication within the write's own millisecond reads 0.
+    phase.latencies_ms = [max(0.0, (at - wall) * 1000) for at, wall in published]
+    phase.seconds = (max(at for at, _ in published) - t0) if published else 0.0
+    if phase.unpublished:
+        raise RuntimeError(
+            f"{phase.unpublished} of {len(window)} Rollout writes were not published within {settle:.0f}s"
+        )
+    return phase

@@ -6,9 +6,8 @@
   var panel = document.getElementById("metrics-panel");
   if (!panel) return;
   var POLL_MS = 5000;
-  var PHASE_COLOURS = { Successful: "#12B76A", Failed: "#D92D20", Error: "#DC6803", Inconclusive: "#3E63DD" };
-  var VERSION_COLOURS = { stable: "#3E63DD", canary: "#DC6803" };
   var drawn = {};
+  var added = false;
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -21,11 +20,16 @@
     var v = getComputedStyle(document.documentElement).getPropertyValue(name);
     return (v && v.trim()) || fallback;
   }
+  // Verdict colours follow the design tokens (and so the dark theme).
+  function phaseColour(phase) {
+    return { Successful: css("--healthy", "#12B76A"), Failed: css("--critical", "#D92D20"),
+      Error: css("--warning", "#DC6803"), Inconclusive: css("--accent", "#3E63DD") }[phase] || css("--text-3", "#667085");
+  }
   function layout(title, yTitle) {
     return {
       title: { text: title, font: { size: 13 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 36 },
       paper_bgcolor: css("--card", "#fff"), plot_bgcolor: css("--card", "#fff"),
-      font: { color: css("--text", "#101828"), size: 11 }, showlegend: true,
+      font: { color: css("--text", "#101828"), size: 11, family: css("--sans", "sans-serif") }, showlegend: true,
       legend: { orientation: "h", y: -0.2 }, xaxis: { type: "date", gridcolor: css("--border", "#E4E7EC") },
       yaxis: { title: { text: yTitle || "" }, gridcolor: css("--border", "#E4E7EC"), rangemode: "tozero" },
       shapes: [], annotations: []
@@ -35,15 +39,27 @@
     var node = drawn[id];
     if (!node) {
       node = el("div", { "class": "metrics-chart", "data-chart": id });
+      node.style.minWidth = "0";  // a grid item may shrink below the width plotly first drew it at
       container.appendChild(node);
       drawn[id] = node;
+      added = true;
     }
     window.Plotly.react(node, traces, lay, { displayModeBar: false, responsive: true });
   }
 
+  // Why a chart has no line, written across it (a title would overflow): the query's error, or no data.
+  function explain(lay, error, series) {
+    var empty = !(series || []).some(function (s) { return s.t.length; });
+    if (!error && !empty) return;
+    var text = error || "No data for this query yet";
+    lay.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
+      text: text.replace(/(.{1,60})(\s|$)/g, "$1<br>"), font: { size: 11, color: css(error ? "--critical" : "--text-3", "#667085") } });
+  }
+
   function drawAnalysis(spec, container) {
     var traces = (spec.series || []).map(function (s, i) {
-      return { x: dates(s.t), y: s.v, mode: "lines", name: i ? "series " + (i + 1) : "query", line: { width: 2 } };
+      return { x: dates(s.t), y: s.v, mode: "lines", name: i ? "series " + (i + 1) : "query",
+        line: { width: 2, color: css("--accent", "#3E63DD") } };
     });
     var byPhase = {};
     (spec.measurements || []).forEach(function (m) {
@@ -57,34 +73,48 @@
         y: ms.map(function (m) { return m.value === null ? 0 : m.value; }),
         text: ms.map(function (m) { return phase + " " + m.text + (m.message ? " — " + m.message : ""); }),
         hoverinfo: "text+x", mode: "markers", name: "measurement: " + phase,
-        marker: { size: 10, color: PHASE_COLOURS[phase] || "#667085", symbol: phase === "Successful" ? "circle" : "x" }
+        marker: { size: 10, color: phaseColour(phase), symbol: phase === "Successful" ? "circle" : "x",
+          line: { width: 1, color: css("--card", "#fff") } }
       });
     });
     var lay = layout(spec.metric + " · " + spec.run + " (" + (spec.phase || spec.runStatus || "") + ")");
+    // The threshold is where a canary stops passing: drawn in the critical colour, as in the design.
     (spec.thresholds || []).forEach(function (th) {
+      var critical = css("--critical", "#D92D20");
       lay.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: th.value, y1: th.value,
-        line: { color: th.kind === "failure" ? "#D92D20" : "#12B76A", dash: "dash", width: 1.5 } });
+        line: { color: critical, dash: th.kind === "failure" ? "dot" : "dash", width: 1.5 } });
       lay.annotations.push({ xref: "paper", x: 1, xanchor: "right", y: th.value, yanchor: "bottom",
-        text: th.kind + ": result " + th.op + " " + th.value, showarrow: false, font: { size: 10 } });
+        text: (th.kind === "failure" ? "fails if " : "threshold ") + th.op + " " + th.value,
+        showarrow: false, font: { size: 10, color: critical } });
     });
     if (spec.window && spec.window.start) {
       var end = spec.window.end || Date.now() / 1000;
       lay.shapes.push({ type: "rect", xref: "x", yref: "paper", x0: new Date(spec.window.start * 1000),
-        x1: new Date(end * 1000), y0: 0, y1: 1, fillcolor: "rgba(62,99,221,0.08)", line: { width: 0 }, layer: "below" });
+        x1: new Date(end * 1000), y0: 0, y1: 1, fillcolor: css("--accent", "#3E63DD"), opacity: 0.08,
+        line: { width: 0 }, layer: "below" });
       lay.annotations.push({ xref: "x", yref: "paper", x: new Date(spec.window.start * 1000), y: 1, xanchor: "left",
         yanchor: "top", text: spec.window.label, showarrow: false, font: { size: 10 } });
     }
-    if (spec.error) lay.title.text += " — " + spec.error;
+    explain(lay, spec.error, spec.series);
     plot(container, "analysis:" + spec.id, traces, lay);
   }
 
   function drawPanel(item, container) {
-    var traces = (item.series || []).map(function (s) {
-      var version = s.labels.version || JSON.stringify(s.labels);
-      return { x: dates(s.t), y: s.v, mode: "lines", name: version,
-        line: { width: 2, color: VERSION_COLOURS[version] } };
+    // Stable wide and pale underneath, canary thin on top: a healthy canary tracks stable exactly, and
+    // both lines must stay visible when they coincide.
+    var order = { stable: 0, canary: 1 };
+    var series = (item.series || []).slice().sort(function (a, b) {
+      return (order[a.labels.version] === undefined ? 2 : order[a.labels.version]) -
+        (order[b.labels.version] === undefined ? 2 : order[b.labels.version]);
     });
-    var lay = layout(item.title + " · canary vs stable" + (item.error ? " — " + item.error : ""));
+    var traces = series.map(function (s) {
+      var version = s.labels.version || JSON.stringify(s.labels);
+      var stable = version === "stable";
+      return { x: dates(s.t), y: s.v, mode: "lines", name: version, opacity: stable ? 0.45 : 1,
+        line: { width: stable ? 5 : 2, color: stable ? css("--accent", "#3E63DD") : css("--warning", "#DC6803") } };
+    });
+    var lay = layout(item.title + " · canary vs stable");
+    explain(lay, item.error, item.series);
     plot(container, "panel:" + item.name, traces, lay);
   }
 
@@ -104,11 +134,17 @@
         ? " — live metrics are unavailable, and analyses querying it will Error: automated rollback cannot protect this release until it is back."
         : "");
     }
-    if (!window.Plotly) return;
     var analyses = document.getElementById("metrics-analyses");
-    (doc.analyses || []).forEach(function (spec) { if (prom.state === "ok") drawAnalysis(spec, analyses); });
     var standard = document.getElementById("metrics-standard");
+    // Without Prometheus the charts would be empty axes (or stale lines): the banner says it all.
+    analyses.style.display = standard.style.display = prom.state === "ok" ? "grid" : "none";
+    if (!window.Plotly || prom.state !== "ok") return;
+    (doc.analyses || []).forEach(function (spec) { drawAnalysis(spec, analyses); });
     (doc.panel || []).forEach(function (item) { drawPanel(item, standard); });
+    if (added) {  // a new chart changes the grid: let the ones already drawn take their final width
+      added = false;
+      Object.keys(drawn).forEach(function (id) { window.Plotly.Plots.resize(drawn[id]); });
+    }
   }
 
   function poll() {

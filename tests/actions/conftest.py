@@ -43,7 +43,11 @@ def make_user(username: str, role: str | None, scope: str = "*/*/*", **extra: An
     if role is not None:
         cluster, namespace, rollout = scope.split("/")
         Grant.objects.create(
-            user=user, role=Role.objects.get_or_create(name=role, defaults={"actions": "get"})[0], cluster=cluster, namespace=namespace, rollout=rollout
+            user=user,
+            role=Role.objects.get_or_create(name=role, defaults={"actions": "get"})[0],
+            cluster=cluster,
+            namespace=namespace,
+            rollout=rollout,
         )
     return user
 

@@ -6,6 +6,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.db import connections
 
 from dashboard.actions.service import rollout_act
 from dashboard.actions.timeline import audit_events
@@ -30,3 +31,4 @@ async def test_the_outcome_reaches_every_open_page_live(sim: Any, eager: None) -
     await page.disconnect()
     events = await sync_to_async(audit_events)("sim/shop/checkout")
     assert [e["title"] for e in events] == ["olivia: abort — done"]
+    await sync_to_async(connections.close_all)()  # leave no connection in the shared executor thread

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.db import connections
 from django.test import Client
 
 from dashboard.access.policy import ACTIONS
@@ -114,6 +115,7 @@ async def test_a_scoped_users_sockets_stay_in_scope(live_bus: Any) -> None:
     ]
     assert [row["key"] for row in rows] == [PAYMENTS]
     await fleet.disconnect()
+    await sync_to_async(connections.close_all)()  # leave no connection in the shared executor thread
 
 
 def test_csrf_is_enforced_on_actions(live_bus: Any) -> None:

@@ -18,21 +18,32 @@ class Command(BaseCommand):
         parser.add_argument("--rollouts", type=int, default=5000)
         parser.add_argument("--rate", type=float, default=200.0, help="changes/s for the latency phase")
         parser.add_argument("--seconds", type=float, default=15.0, help="length of the latency phase")
+        parser.add_argument(
+            "--burst-churn", type=float, default=40.0, help="new releases/s during the throughput phase"
+        )
+        parser.add_argument(
+            "--burst-seconds", type=float, default=10.0, help="length of the throughput phase"
+        )
         parser.add_argument("--history", action="store_true", help="also record history (needs DATABASE_URL)")
         parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.REDIS_URL:
             raise CommandError("the benchmark needs REDIS_URL (the watcher publishes to Redis)")
-        for name in ("rollouts", "rate", "seconds"):
+        for name in ("rollouts", "rate", "seconds", "burst_churn", "burst_seconds"):
             if options[name] <= 0:
-                raise CommandError(f"--{name} must be positive, not {options[name]}")
+                flag = name.replace("_", "-")
+                raise CommandError(f"--{flag} must be positive, not {options[name]}")
+        if options["seconds"] > 600 or options["burst_seconds"] > 600:
+            raise CommandError("--seconds and --burst-seconds are at most 600 (the benchmark is bounded)")
         result = run_bench(
             rollouts=options["rollouts"],
             rate=options["rate"],
             seconds=options["seconds"],
             redis_url=settings.REDIS_URL,
             history=options["history"],
+            burst_churn=options["burst_churn"],
+            burst_seconds=options["burst_seconds"],
             log=lambda line: self.stderr.write(line),
         )
         figures = result.as_dict()

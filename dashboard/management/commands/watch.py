@@ -38,6 +38,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--record", metavar="FILE.jsonl", help="also write every watch event to FILE")
         parser.add_argument("--no-history", action="store_true", help="do not record history in the database")
+        parser.add_argument(
+            "--metrics-port", type=int, default=0, metavar="PORT",
+            help="serve this process's Prometheus /metrics (and /healthz) on PORT (default: off)",
+        )
+        parser.add_argument("--metrics-address", default="0.0.0.0", help="address of --metrics-port")
 
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = options["cluster"]
@@ -46,6 +51,13 @@ class Command(BaseCommand):
                 f"--cluster {cluster!r}: use lowercase letters, digits, '.', '_' or '-' "
                 "(at most 63, starting and ending with a letter or digit)"
             )
+        if options["metrics_port"]:
+            from dashboard.observability.metrics import start_metrics_server
+
+            try:
+                start_metrics_server(options["metrics_port"], options["metrics_address"])
+            except OSError as error:
+                raise CommandError(f"--metrics-port {options['metrics_port']}: {error.strerror}") from None
         try:
             asyncio.run(self._run(cluster, options))
         except ConfigError as error:

@@ -1,0 +1,383 @@
+"""The run's figures: computed from the raw measurements, compared with the issue's targets, and written
+as JSON (for machines), an HTML page with plotly charts (for people; plotly.js is inlined so it opens
+offline) and a short text summary.
+
+Non-goals: measuring (``run``), failing a run that misses a target (targets are reported, not asserted).
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from dashboard.bench import analysis
+from dashboard.bench.analysis import ClientLog, parse_stream_id
+
+TARGETS = {
+    "ingest_per_second": 500.0,
+    "e2e_p99_ms": 250.0,
+    "first_byte_ms": 300.0,
+    "first_render_ms": 1500.0,
+    "watcher_rss_mb": 500.0,
+    "fanout_ratio": 0.5,
+}
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        mem_kb = 0
+    redis_version = ""
+    try:
+        out = subprocess.run(["redis-server", "--version"], capture_output=True, text=True, timeout=5).stdout
+        redis_version = out.split("v=")[1].split()[0] if "v=" in out else out.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem_kb / 2**20, 1),
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "redis": redis_version,
+    }
+
+
+def _ingest(
+    samples: list[dict[str, Any]], start: float, end: float
+) -> tuple[float | None, list[dict[str, Any]]]:
+    """kubesim writes per second over [start, end] (all clusters), and the per-sample series."""
+    inside = [s for s in samples if start <= s["t"] <= end and None not in s["kubesim_versions"].values()]
+    series = []
+    for a, b in itertools.pairwise(samples):
+        va, vb = a["kubesim_versions"], b["kubesim_versions"]
+        if None in va.values() or None in vb.values() or va.keys() != vb.keys():
+            continue
+        series.append(
+            {
+                "t": round(b["t"] - start, 2),
+                "rate": round(sum(vb[k] - va[k] for k in vb) / (b["t"] - a["t"]), 1),
+            }
+        )
+    if len(inside) < 2:
+        return None, series
+    first, last = inside[0], inside[-1]
+    writes = sum(last["kubesim_versions"][k] - first["kubesim_versions"][k] for k in last["kubesim_versions"])
+    return round(writes / (last["t"] - first["t"]), 1), series
+
+
+def _cpu(samples: list[dict[str, Any]], start: float, end: float) -> dict[str, float]:
+    """Cores each process used on average during the churn window."""
+    inside = [s for s in samples if start <= s["t"] <= end]
+    if len(inside) < 2:
+        return {}
+    first, last = inside[0], inside[-1]
+    span = last["t"] - first["t"]
+    return {
+        name: round((last["processes"][name]["cpu_s"] - usage["cpu_s"]) / span, 2)
+        for name, usage in first["processes"].items()
+        if name in last["processes"]
+    }
+
+
+def _memory(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    peaks: dict[str, float] = {}
+    for sample in samples:
+        for name, usage in sample["processes"].items():
+            peaks[name] = max(peaks.get(name, 0.0), usage["peak_mb"], usage["rss_mb"])
+    redis_values = [s["redis_used_mb"] for s in samples if s.get("redis_used_mb") is not None]
+    return {"peak_rss_mb": peaks, "redis_used_peak_mb": max(redis_values) if redis_values else None}
+
+
+def _loss(raw: dict[str, Any], reports: list[dict[str, Any]], delays: analysis.Delays) -> dict[str, Any]:
+    expected: dict[str, str] = raw["expected"]
+    tables: dict[str, dict[str, str]] = raw["clients"]["tables"]
+    per_table = {digest: analysis.compare_tables(expected, table) for digest, table in tables.items()}
+    matching = sum(1 for r in reports if not any(per_table[r["table"]].values()))
+    worst = max(per_table.values(), key=lambda c: sum(len(v) for v in c.values()), default=None)
+    bus = analysis.compare_tables(expected, raw["bus_rows"])
+    return {
+        "rollouts_expected": len(expected),
+        "clients": len(reports),
+        "clients_matching": matching,
+        "worst_client": {k: {"count": len(v), "examples": v[:5]} for k, v in (worst or {}).items()},
+        "bus_matching": not any(bus.values()),
+        "bus": {k: {"count": len(v), "examples": v[:5]} for k, v in bus.items()},
+        "unpublished_writes": delays.unpublished,
+        "undelivered": delays.undelivered,
+        "reconnects": sum(r["reconnects"] for r in reports),
+        "client_errors": [e for r in reports for e in r["errors"]][:10],
+        "settled": bool(raw["quiet"]),
+        "zero_loss": matching == len(reports) and delays.undelivered == 0 and not any(bus.values()),
+    }
+
+
+def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
+    from dashboard.bench.run import config_dict
+
+    churned = raw["churn"]
+    start, end = churned.started, churned.ended
+    window = max(end - start, 1e-9)
+    reports = raw["clients"]["reports"]
+    logs = [
+        ClientLog([parse_stream_id(m[0]) for m in r["messages"]], [float(m[1]) for m in r["messages"]])
+        for r in reports
+    ]
+    index = analysis.PublishIndex.build(raw["entries"])
+    delays = analysis.delays(churned.writes, index, logs)
+    ingest, ingest_series = _ingest(raw["samples"], start, end)
+    published = [e.at for e in raw["entries"] if start <= e.at <= end]
+    client_messages = sum(max(0, len(r["messages"]) - 1) for r in reports)
+    delivery_span = max(raw["quiet_at"] - start, 1e-9)
+    rows_delivered = sum(r["rows_received"] for r in reports)
+    memory = _memory(raw["samples"])
+    page = raw.get("page", {})
+    result: dict[str, Any] = {
+        "command": "python manage.py bench " + " ".join(getattr(config, "argv", [])),
+        "machine": machine(),
+        "config": config_dict(config),
+        "layout": config.layout,
+        "setup": state.timings,
+        "ingest": {
+            "changes_per_second": ingest,
+            "churn_writes": len(churned.writes),
+            "churn_failures": len(churned.failures),
+            "churn_per_second": round(len(churned.writes) / window, 1),
+            "window_seconds": round(window, 1),
+            "published_per_second": round(len(published) / window, 1),
+            "watcher_changes_total": raw.get("watcher_changes", {}),
+            "series": ingest_series,
+        },
+        "end_to_end": {
+            "ms": analysis.summarize(ms for _, ms in delays.end_to_end),
+            "write_to_bus_ms": analysis.summarize(ms for _, ms in delays.publish),
+            "over_time": analysis.over_time(delays.end_to_end, start),
+            "published_over_time": analysis.rate_series(published, start),
+        },
+        "delivery": {
+            "client_messages_per_second": round(client_messages / delivery_span, 1),
+            "rows_delivered_per_second": round(rows_delivered / delivery_span, 1),
+        },
+        "loss": _loss(raw, reports, delays),
+        "fleet_page": page,
+        "memory": {
+            **memory,
+            "series": [
+                {
+                    "t": round(s["t"] - start, 2),
+                    "redis_used_mb": s.get("redis_used_mb"),
+                    **{name: u["rss_mb"] for name, u in s["processes"].items()},
+                }
+                for s in raw["samples"]
+            ],
+        },
+        "cpu_cores_during_churn": _cpu(raw["samples"], start, end),
+        "limits": raw.get("limits", {}),
+        "scale_out": {
+            "layout": config.layout,
+            "servers": len(state.servers),
+            "clusters": len(state.clusters),
+            "watchers": len(state.watchers),
+            **raw.get("failover", {}),
+        },
+        "profiles": raw.get("profiles", {}),
+    }
+    result["ratios"] = _ratios(result)
+    result["targets"] = _targets(config, result)
+    return result
+
+
+def _ratios(result: dict[str, Any]) -> dict[str, Any]:
+    limits = result["limits"]
+    ratios: dict[str, Any] = {}
+    xadd = (limits.get("xadd") or {}).get("entries_per_second")
+    if xadd:
+        ratios["published_vs_raw_xadd"] = round(result["ingest"]["published_per_second"] / xadd, 3)
+        if result["ingest"]["changes_per_second"]:
+            ratios["ingest_vs_raw_xadd"] = round(result["ingest"]["changes_per_second"] / xadd, 3)
+    fanout = (limits.get("fanout") or {}).get("deliveries_per_second")
+    if fanout:
+        ratios["client_messages_vs_raw_fanout"] = round(
+            result["delivery"]["client_messages_per_second"] / fanout, 3
+        )
+    return ratios
+
+
+def _targets(config: Any, result: dict[str, Any]) -> list[dict[str, Any]]:
+    at_scale = config.rollouts >= 10_000 and config.namespaces >= 100
+    full = at_scale and config.clients >= 200 and config.seconds >= 60
+    browser = result["fleet_page"].get("browser") or {}
+    e2e = result["end_to_end"]["ms"]
+    memory = result["memory"]["peak_rss_mb"]
+    watcher_peak = max((v for k, v in memory.items() if k.startswith(("watcher", "standby"))), default=None)
+    rows = [
+        (
+            "ingest changes/s, sustained with zero loss",
+            ">= 500",
+            result["ingest"]["changes_per_second"],
+            (result["ingest"]["changes_per_second"] or 0) >= TARGETS["ingest_per_second"]
+            and result["loss"]["zero_loss"],
+            full,
+        ),
+        ("end-to-end p99 (ms)", "< 250", e2e["p99"], e2e["p99"] is not None and e2e["p99"] < 250, full),
+        (
+            "fleet page first byte (ms)",
+            "< 300",
+            result["fleet_page"].get("shell", {}).get("median_ms"),
+            (result["fleet_page"].get("shell", {}).get("median_ms") or 1e9) < 300,
+            at_scale,
+        ),
+        (
+            "fleet page first render (ms)",
+            "< 1500",
+            browser.get("first_render_ms"),
+            (browser.get("first_render_ms") or 1e9) < 1500,
+            at_scale,
+        ),
+        ("watcher peak RSS (MB)", "< 500", watcher_peak, (watcher_peak or 1e9) < 500, at_scale),
+        (
+            "client messages vs raw fan-out",
+            ">= 0.5",
+            result["ratios"].get("client_messages_vs_raw_fanout"),
+            (result["ratios"].get("client_messages_vs_raw_fanout") or 0) >= 0.5,
+            full,
+        ),
+        (
+            "zero loss",
+            "every client equals the simulator",
+            result["loss"]["zero_loss"],
+            result["loss"]["zero_loss"],
+            True,
+        ),
+    ]
+    return [
+        {"name": n, "target": t, "value": v, "met": bool(m), "at_target_scale": s} for n, t, v, m, s in rows
+    ]
+
+
+# ---- output --------------------------------------------------------------------------------------------
+
+
+def write_json(result: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(result, indent=2, default=str))
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    e2e, bus = result["end_to_end"]["ms"], result["end_to_end"]["write_to_bus_ms"]
+    page = result["fleet_page"]
+    loss = result["loss"]
+    lines = [
+        f"layout {result['layout']}: {result['config']['rollouts']} rollouts, "
+        f"{result['config']['clients']} clients, "
+        f"{result['config']['churn']:g} new images/s for {result['config']['seconds']:g}s",
+        f"ingest: {result['ingest']['changes_per_second']} Kubernetes changes/s "
+        f"({result['ingest']['published_per_second']} views published/s)",
+        f"end to end (write → client): p50 {e2e['p50']} ms, p95 {e2e['p95']} ms, p99 {e2e['p99']} ms, "
+        f"max {e2e['max']} ms over {e2e['count']} deliveries",
+        f"  of which write → bus: p50 {bus['p50']} ms, p99 {bus['p99']} ms",
+        f"loss: {loss['clients_matching']}/{loss['clients']} clients equal the simulator; bus matches: "
+        f"{loss['bus_matching']}; undelivered {loss['undelivered']}; zero loss: {loss['zero_loss']}",
+        f"fleet page: first byte shell {page.get('shell', {}).get('median_ms')} ms, rows document "
+        f"{page.get('rows', {}).get('median_ms')} ms; first render "
+        f"{(page.get('browser') or {}).get('first_render_ms', (page.get('browser') or {}).get('error'))} ms",
+        "memory (peak RSS MB): "
+        + ", ".join(f"{k} {v}" for k, v in result["memory"]["peak_rss_mb"].items())
+        + f"; Redis used {result['memory']['redis_used_peak_mb']} MB",
+        "CPU cores during churn: "
+        + ", ".join(f"{k} {v}" for k, v in result["cpu_cores_during_churn"].items()),
+    ]
+    limits = result["limits"]
+    if limits:
+        lines.append(
+            f"raw limits: XADD {limits['xadd'].get('entries_per_second')}/s, channel-layer fan-out "
+            f"{limits['fanout'].get('deliveries_per_second')} deliveries/s "
+            f"to {limits['fanout'].get('receivers')}; "
+            f"ratios {result['ratios']}"
+        )
+    if result["scale_out"].get("killed"):
+        so = result["scale_out"]
+        lines.append(
+            f"failover: killed {so['killed']}; first publish after {so.get('first_publish_after_kill_s')}s, "
+            f"largest publish gap {so.get('largest_publish_gap_s')}s"
+        )
+    for target in result["targets"]:
+        mark = "met" if target["met"] else "MISSED"
+        scale = "" if target["at_target_scale"] else " (not at the target's scale)"
+        lines.append(f"target {target['name']} {target['target']}: {target['value']} — {mark}{scale}")
+    return lines
+
+
+def write_html(result: dict[str, Any], path: Path) -> None:
+    import plotly.graph_objects as go
+    from plotly.offline import get_plotlyjs
+
+    charts = []
+    series = result["end_to_end"]["over_time"]
+    fig = go.Figure()
+    for p in ("p50", "p95", "p99"):
+        fig.add_trace(go.Scatter(x=[s["t"] for s in series], y=[s[p] for s in series], name=p, mode="lines"))
+    fig.update_layout(
+        title="End-to-end delay (write → client) by second of write", xaxis_title="s", yaxis_title="ms"
+    )
+    charts.append(fig)
+    fig = go.Figure()
+    ingest = result["ingest"]["series"]
+    fig.add_trace(
+        go.Scatter(x=[s["t"] for s in ingest], y=[s["rate"] for s in ingest], name="kubesim writes/s")
+    )
+    published = result["end_to_end"]["published_over_time"]
+    fig.add_trace(
+        go.Scatter(x=[s["t"] for s in published], y=[s["rate"] for s in published], name="views published/s")
+    )
+    fig.update_layout(title="Throughput", xaxis_title="s since churn start", yaxis_title="per second")
+    charts.append(fig)
+    fig = go.Figure()
+    memory = result["memory"]["series"]
+    names = sorted({k for s in memory for k in s if k != "t"})
+    for name in names:
+        fig.add_trace(go.Scatter(x=[s["t"] for s in memory], y=[s.get(name) for s in memory], name=name))
+    fig.update_layout(
+        title="Memory (RSS per process, Redis used memory)",
+        xaxis_title="s since churn start",
+        yaxis_title="MB",
+    )
+    charts.append(fig)
+
+    rows = "".join(
+        f"<tr><td>{html.escape(t['name'])}</td><td>{html.escape(str(t['target']))}</td>"
+        f"<td>{html.escape(str(t['value']))}</td><td class={'met' if t['met'] else 'missed'}>"
+        f"{'met' if t['met'] else 'missed'}</td><td>{'yes' if t['at_target_scale'] else 'no'}</td></tr>"
+        for t in result["targets"]
+    )
+    summary = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
+    body = "".join(c.to_html(full_html=False, include_plotlyjs=False) for c in charts)
+    everything = json.dumps({k: v for k, v in result.items() if k != "memory"}, indent=1, default=str)
+    document = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>rollouts-ui benchmark</title>
+<script>{get_plotlyjs()}</script>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.3rem .6rem}}
+.met{{color:#176b32}}.missed{{color:#b3261e;font-weight:600}}pre{{background:#f4f4f4;padding:1rem;overflow:auto}}</style>
+</head><body>
+<h1>rollouts-ui benchmark — layout {html.escape(result["layout"])}</h1>
+<p><code>{html.escape(result["command"])}</code></p>
+<p>Machine: {html.escape(json.dumps(result["machine"]))}</p>
+<h2>Targets</h2>
+<table><tr><th>figure</th><th>target</th><th>value</th><th></th><th>at target scale</th></tr>{rows}</table>
+<h2>Summary</h2><ul>{summary}</ul>
+{body}
+<h2>All figures</h2><pre>{html.escape(everything)}</pre>
+</body></html>"""
+    path.write_text(document, encoding="utf-8")

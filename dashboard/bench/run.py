@@ -1,0 +1,624 @@
+"""One benchmark run: start the layout's processes, drive churn, measure, check, stop everything.
+
+Layouts (``--layout``):
+- ``single``: one kubesim, one watcher, one ASGI server;
+- ``two-web``: two ASGI servers sharing one Redis, the clients split across them;
+- ``two-clusters``: two kubesims (the fleet split between them), one watcher each, one fleet view;
+- ``failover``: a leader and a standby watcher of one cluster; the leader is SIGKILLed halfway through
+  the churn and the standby must take over (its lease expires in at most 13 s) without loss.
+
+Phases: database and user → simulators (seeded, settled) → watchers (fleet published) → web → clients
+(connected) → churn for ``seconds`` → quiet (simulators idle, stream idle) → page speed → client
+tables vs the simulators' truth → stop → raw limits → figures. Every wait is bounded; ``finally``
+stops every process, deletes the run's Redis keys and drops its database.
+
+Non-goals: tuning anything under test; asserting targets (``report`` compares, never fails a run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+import urllib.parse
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+
+from dashboard.bench import analysis, browser, limits
+from dashboard.bench.churn import Cluster, churn, resource_version
+from dashboard.bench.clients import login
+from dashboard.bench.monitor import Sampler, StreamMonitor
+from dashboard.bench.processes import BenchError, Process, Processes, wait_http
+from dashboard.bench.truth import expected_rows
+
+LAYOUTS = ("single", "two-web", "two-clusters", "failover")
+CLIENTS_PER_PROCESS = 100
+USERNAME = "bench"
+
+
+@dataclass
+class BenchConfig:
+    rollouts: int = 10_000
+    namespaces: int = 100
+    churn: float = 60.0  # new images per second
+    clients: int = 200
+    seconds: float = 60.0
+    layout: str = "single"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    database_url: str = ""
+    browser: bool = True
+    limits: bool = True
+    profile_dir: Path | None = None
+    keep_dir: Path | None = None
+    setup_timeout: float = 900.0
+    quiet_timeout: float = 120.0
+    seed: int = 1
+
+    def validate(self) -> None:
+        problems = []
+        if self.rollouts < 1:
+            problems.append(f"--rollouts must be at least 1, not {self.rollouts}")
+        if not 1 <= self.namespaces <= min(self.rollouts, 100):
+            problems.append(f"--namespaces must be between 1 and min(--rollouts, 100), not {self.namespaces}")
+        if self.churn <= 0:
+            problems.append(f"--churn must be greater than 0, not {self.churn}")
+        if self.clients < 1:
+            problems.append(f"--clients must be at least 1, not {self.clients}")
+        if self.seconds <= 0:
+            problems.append(f"--seconds must be greater than 0, not {self.seconds}")
+        if self.layout not in LAYOUTS:
+            problems.append(f"--layout must be one of {', '.join(LAYOUTS)}, not {self.layout!r}")
+        if self.layout == "two-clusters" and self.rollouts < 2:
+            problems.append("--layout two-clusters needs at least 2 rollouts")
+        if problems:
+            raise BenchError("; ".join(problems))
+
+
+@dataclass
+class RunState:
+    """What the phases hand each other (and the report reads)."""
+
+    prefix: str
+    directory: Path
+    database_url: str = ""
+    clusters: list[Cluster] = field(default_factory=list)
+    servers: list[str] = field(default_factory=list)
+    watchers: list[Process] = field(default_factory=list)
+    client_procs: list[tuple[Process, Path, Path, Path]] = field(default_factory=list)
+    session_cookie: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the benchmark and return the figures (see ``report.figures`` for the document's shape)."""
+    from dashboard.bench.report import figures
+
+    config.validate()
+    directory = Path(tempfile.mkdtemp(prefix="rollouts-bench-"))
+    state = RunState(prefix=f"bench-{uuid.uuid4().hex[:8]}:", directory=directory)
+    processes = Processes(directory, config.profile_dir)
+    if config.profile_dir is not None:
+        config.profile_dir.mkdir(parents=True, exist_ok=True)
+    raw: dict[str, Any] = {}
+    try:
+        _database(config, state, log)
+        env = _env(config, state)
+        _start_clusters(config, state, processes, env, log)
+        _start_watchers(config, state, processes, env, log)
+        _start_web(config, state, processes, env, log)
+        password = (state.directory / "password").read_text()
+        state.session_cookie = asyncio.run(_session_cookie(state.servers[0], password))
+        _start_clients(config, state, processes, log)
+        raw = asyncio.run(_measure(config, state, processes, log))
+        raw["page"] = _page_speed(config, state, log)
+        raw["clients"] = _collect_clients(state, processes, log)
+        log("checking every client's table against the simulators' objects …")
+        raw["expected"] = asyncio.run(expected_rows(state.clusters))
+        raw["bus_rows"] = _bus_rows(config, state)
+        watcher_logs = {p.name: p.log_path for p in state.watchers}
+        processes.close()
+        raw["watcher_changes"] = {name: _watcher_changes(path) for name, path in watcher_logs.items()}
+        if config.limits:
+            log("measuring this machine's raw limits …")
+            raw["limits"] = asyncio.run(_limits(config, state, raw))
+        raw["profiles"] = _profiles(config)
+        return figures(config, state, raw)
+    except KeyboardInterrupt:
+        raise BenchError("interrupted; every process was stopped") from None
+    finally:
+        processes.close()
+        _cleanup(config, state)
+        if config.keep_dir is not None:
+            config.keep_dir.mkdir(parents=True, exist_ok=True)
+            for path in directory.glob("*.log"):
+                shutil.copy(path, config.keep_dir / path.name)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# ---- setup ---------------------------------------------------------------------------------------------
+
+
+def _database(config: BenchConfig, state: RunState, log: Callable[[str], None]) -> None:
+    """A fresh database for the run (PostgreSQL when configured, else SQLite), migrated, with a user."""
+    if config.database_url.startswith(("postgres://", "postgresql://")):
+        import psycopg
+
+        parts = urllib.parse.urlsplit(config.database_url)
+        name = f"{parts.path.lstrip('/') or 'rollouts_ui'}_run_{uuid.uuid4().hex[:8]}"
+        admin = parts._replace(path="/postgres").geturl()
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        state.database_url = parts._replace(path=f"/{name}").geturl()
+    else:
+        state.database_url = f"sqlite:///{state.directory / 'bench.sqlite3'}"
+    env = _env(config, state)
+    started = time.monotonic()
+    _manage(["migrate", "--no-input", "-v", "0"], env)
+    password = secrets.token_urlsafe(16)
+    _manage(
+        ["createsuperuser", "--no-input", "--username", USERNAME, "--email", "bench@example.invalid"],
+        {**env, "DJANGO_SUPERUSER_PASSWORD": password},
+    )
+    (state.directory / "password").write_text(password)
+    log(f"database ready in {time.monotonic() - started:.1f}s")
+
+
+def _manage(args: list[str], env: dict[str, str]) -> None:
+    import subprocess
+
+    from dashboard.bench.processes import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    if done.returncode != 0:
+        raise BenchError(f"manage.py {args[0]} failed:\n{(done.stderr or done.stdout)[-2000:]}")
+
+
+def _env(config: BenchConfig, state: RunState) -> dict[str, str]:
+    return {
+        **os.environ,
+        "REDIS_URL": config.redis_url,
+        "DATABASE_URL": state.database_url,
+        "LIVE_REDIS_PREFIX": state.prefix,
+        "ANONYMOUS_READ_ONLY": "false",
+        "LOG_LEVEL": "INFO",
+        "PYTHONUNBUFFERED": "1",
+        "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
+    }
+
+
+def _start_clusters(
+    config: BenchConfig,
+    state: RunState,
+    processes: Processes,
+    env: dict[str, str],
+    log: Callable[[str], None],
+) -> None:
+    from kubesim.testing import free_port
+
+    names = ["sim-a", "sim-b"] if config.layout == "two-clusters" else ["sim-a"]
+    shares = [
+        config.rollouts // len(names) + (1 if i < config.rollouts % len(names) else 0)
+        for i in range(len(names))
+    ]
+    started = time.monotonic()
+    pending = []
+    for name, share in zip(names, shares, strict=True):
+        scenario = state.directory / f"{name}.yaml"
+        namespaces = min(config.namespaces, share)
+        scenario.write_text(
+            yaml.safe_dump(
+                {
+                    "name": "bench-fleet",
+                    "description": f"{share} canaries in {namespaces} namespaces; the harness churns",
+                    "fleet": {
+                        "rollouts": share,
+                        "namespaces": namespaces,
+                        "replicas": 1,
+                        "churn_per_second": 0,
+                    },
+                }
+            )
+        )
+        port, token = free_port(), secrets.token_urlsafe(24)
+        kubeconfig = state.directory / f"{name}.kubeconfig"
+        process = processes.start(
+            name,
+            "kubesim",
+            [
+                sys.executable,
+                "-m",
+                "kubesim",
+                "serve",
+                "--scenario",
+                str(scenario),
+                "--port",
+                str(port),
+                "--kubeconfig",
+                str(kubeconfig),
+                "--token",
+                token,
+                "--seed",
+                str(config.seed),
+                "--bookmark-interval",
+                "30",
+                "--history-limit",
+                "500000",
+            ],
+            env,
+        )
+        pending.append((name, share, namespaces, kubeconfig, process))
+    for name, share, namespaces, kubeconfig, process in pending:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists():
+            if not process.alive() or time.monotonic() > deadline:
+                raise BenchError(f"{name} did not start:\n{process.log_tail()}")
+            time.sleep(0.1)
+        time.sleep(0.2)  # the kubeconfig is written in one go, but give the writer its moment
+        state.clusters.append(Cluster.from_kubeconfig(name, kubeconfig, share, namespaces))
+    log(f"seeding {config.rollouts} rollouts in {len(names)} simulated cluster(s) …")
+    asyncio.run(_settle(state.clusters, processes, config.setup_timeout, quiet=3.0))
+    state.timings["seed_seconds"] = round(time.monotonic() - started, 1)
+    log(f"simulators seeded and settled in {state.timings['seed_seconds']}s")
+
+
+async def _settle(clusters: list[Cluster], processes: Processes, timeout: float, quiet: float) -> bool:
+    """Wait until no simulator has written anything for ``quiet`` seconds (False on timeout)."""
+    deadline = time.monotonic() + timeout
+    last: dict[str, int] = {}
+    since = time.monotonic()
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        while time.monotonic() < deadline:
+            processes.check()
+            versions = {}
+            for cluster in clusters:
+                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                    versions[cluster.name] = await resource_version(session, cluster)
+            if versions != last or len(versions) < len(clusters):
+                last, since = versions, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return True
+            await asyncio.sleep(0.5)
+    return False
+
+
+def _start_watchers(
+    config: BenchConfig,
+    state: RunState,
+    processes: Processes,
+    env: dict[str, str],
+    log: Callable[[str], None],
+) -> None:
+    import redis
+
+    started = time.monotonic()
+    for cluster in state.clusters:
+        state.watchers.append(_watcher(f"watcher-{cluster.name}", cluster, state, processes, env, config))
+    client = redis.Redis.from_url(config.redis_url)
+    deadline = time.monotonic() + config.setup_timeout
+    while client.hlen(f"{state.prefix}fleet") < config.rollouts:
+        processes.check()
+        if time.monotonic() > deadline:
+            raise BenchError(
+                f"the watchers published {client.hlen(f'{state.prefix}fleet')} of {config.rollouts} "
+                f"rollouts within {config.setup_timeout:.0f}s"
+            )
+        time.sleep(0.2)
+    state.timings["initial_publish_seconds"] = round(time.monotonic() - started, 1)
+    log(
+        f"watcher(s) listed and published {config.rollouts} rollouts "
+        f"in {state.timings['initial_publish_seconds']}s"
+    )
+    if config.layout == "failover":  # the standby starts once the leader holds the lease
+        cluster = state.clusters[0]
+        state.watchers.append(_watcher(f"standby-{cluster.name}", cluster, state, processes, env, config))
+        time.sleep(2.0)
+
+
+def _watcher(
+    name: str,
+    cluster: Cluster,
+    state: RunState,
+    processes: Processes,
+    env: dict[str, str],
+    config: BenchConfig,
+) -> Process:
+    kubeconfig = state.directory / f"{cluster.name}.kubeconfig"
+    return processes.start(
+        name,
+        "watcher",
+        [
+            sys.executable,
+            "manage.py",
+            "watch",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--cluster",
+            cluster.name,
+        ],
+        env,
+        profile=True,
+    )
+
+
+def _start_web(
+    config: BenchConfig,
+    state: RunState,
+    processes: Processes,
+    env: dict[str, str],
+    log: Callable[[str], None],
+) -> None:
+    from kubesim.testing import free_port
+
+    count = 2 if config.layout == "two-web" else 1
+    for i in range(count):
+        port = free_port()
+        process = processes.start(
+            f"web-{i + 1}",
+            "web",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "rollouts_ui.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--lifespan",
+                "off",
+                "--log-level",
+                "warning",
+                "--ws-max-size",
+                str(2**24),
+            ],
+            env,
+            profile=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        wait_http(url + "/healthz", process, 60)
+        state.servers.append(url)
+    log(f"{count} ASGI server(s) up: {', '.join(state.servers)}")
+
+
+async def _session_cookie(server: str, password: str) -> str:
+    """Log in once, as a browser would, and return the session cookie (page speed is measured with it)."""
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with aiohttp.ClientSession(cookie_jar=jar) as session:
+        await login(session, server, USERNAME, password)
+    for cookie in jar:
+        if cookie.key == "sessionid":
+            return cookie.value
+    raise BenchError(f"logging in at {server} set no session cookie")
+
+
+def _start_clients(
+    config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
+) -> None:
+    password = (state.directory / "password").read_text()
+    count = math.ceil(config.clients / CLIENTS_PER_PROCESS)
+    offset = 0
+    for n in range(count):
+        share = config.clients // count + (1 if n < config.clients % count else 0)
+        paths = [
+            state.directory / f"clients-{n}.{suffix}" for suffix in ("json", "out.json", "ready", "stop")
+        ]
+        paths[0].write_text(
+            json.dumps(
+                {
+                    "servers": state.servers,
+                    "count": share,
+                    "offset": offset,
+                    "username": USERNAME,
+                    "password": password,
+                    "out": str(paths[1]),
+                    "ready": str(paths[2]),
+                    "stop": str(paths[3]),
+                }
+            )
+        )
+        process = processes.start(
+            f"clients-{n}",
+            "clients",
+            [sys.executable, "-m", "dashboard.bench.clients", str(paths[0])],
+            {**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        state.client_procs.append((process, paths[1], paths[2], paths[3]))
+        offset += share
+    deadline = time.monotonic() + 300
+    for process, _, ready, _ in state.client_procs:
+        while not ready.exists():
+            processes.check()
+            if time.monotonic() > deadline:
+                raise BenchError(f"{process.name} did not connect its clients in time:\n{process.log_tail()}")
+            time.sleep(0.2)
+    log(f"{config.clients} websocket clients connected ({count} process(es))")
+
+
+# ---- measuring -----------------------------------------------------------------------------------------
+
+
+async def _measure(
+    config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
+) -> dict[str, Any]:
+    monitor = StreamMonitor(config.redis_url, state.prefix)
+    sampler = Sampler(processes.usage, config.redis_url, state.clusters)
+    tasks = [asyncio.create_task(monitor.run()), asyncio.create_task(sampler.run())]
+    failover: dict[str, Any] = {}
+    killer = None
+    try:
+        await asyncio.sleep(2.0)  # baseline samples before the churn
+        log(f"churning {config.churn:g} new images/s for {config.seconds:g}s …")
+        if config.layout == "failover":
+            killer = asyncio.create_task(_kill_leader(config.seconds / 2, state, processes, failover, log))
+        churned = await churn(state.clusters, config.churn, config.seconds, seed=config.seed)
+        if killer is not None:
+            await killer
+        log(f"churn done ({len(churned.writes)} writes, {len(churned.failures)} failed); waiting for quiet …")
+        quiet = await _settle(state.clusters, processes, config.quiet_timeout, quiet=3.0)
+        await _stream_idle(monitor, idle=2.0, timeout=60.0)
+        await asyncio.sleep(2.0)  # the clients' last doorbells
+        quiet_at = time.time()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if failover:
+        after = [e.at for e in monitor.entries if e.at > failover["killed_at"]]
+        failover["first_publish_after_kill_s"] = (
+            round(min(after) - failover["killed_at"], 2) if after else None
+        )
+        failover["largest_publish_gap_s"] = round(
+            analysis.largest_gap([e.at for e in monitor.entries], churned.started, churned.ended), 2
+        )
+    return {
+        "churn": churned,
+        "entries": monitor.entries,
+        "payloads": monitor.payloads,
+        "samples": sampler.samples,
+        "quiet": quiet,
+        "quiet_at": quiet_at,
+        "failover": failover,
+    }
+
+
+async def _kill_leader(
+    after: float, state: RunState, processes: Processes, failover: dict[str, Any], log: Callable[[str], None]
+) -> None:
+    await asyncio.sleep(after)
+    leader = state.watchers[0]
+    failover["killed"] = leader.name
+    failover["killed_at"] = time.time()
+    processes.kill(leader)
+    log(f"killed the leading watcher {leader.name} (SIGKILL); the standby must take over")
+
+
+async def _stream_idle(monitor: StreamMonitor, idle: float, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        last = monitor.entries[-1].at if monitor.entries else 0.0
+        if time.time() - last >= idle:
+            return
+        await asyncio.sleep(0.2)
+
+
+def _page_speed(config: BenchConfig, state: RunState, log: Callable[[str], None]) -> dict[str, Any]:
+    server = state.servers[0]
+    page: dict[str, Any] = {
+        "shell": browser.ttfb(server, "/", state.session_cookie),
+        "rows": browser.ttfb(server, "/api/v1/fleet/rows", state.session_cookie),
+    }
+    log(f"fleet page first byte: shell {page['shell']['median_ms']} ms, rows {page['rows']['median_ms']} ms")
+    if config.browser:
+        try:
+            page["browser"] = browser.first_render(server, state.session_cookie)
+            log(f"fleet page first render in Chromium: {page['browser']['first_render_ms']} ms")
+        except Exception as error:  # no browser here: the rest of the figures still stand
+            page["browser"] = {"error": f"{type(error).__name__}: {error}"[:500]}
+            log(f"browser measurement failed: {page['browser']['error']}")
+    return page
+
+
+def _collect_clients(state: RunState, processes: Processes, log: Callable[[str], None]) -> dict[str, Any]:
+    for _, _, _, stop in state.client_procs:
+        stop.write_text("stop")
+    reports: list[dict[str, Any]] = []
+    tables: dict[str, dict[str, str]] = {}
+    for process, out, _, _ in state.client_procs:
+        process.expected_exit = True
+        try:
+            process.popen.wait(120)
+        except Exception as error:
+            raise BenchError(f"{process.name} did not stop: {error}") from None
+        if not out.exists():
+            raise BenchError(f"{process.name} wrote no results:\n{process.log_tail()}")
+        data = json.loads(out.read_text())
+        reports.extend(data["clients"])
+        tables.update(data["tables"])
+    return {"reports": reports, "tables": tables}
+
+
+def _bus_rows(config: BenchConfig, state: RunState) -> dict[str, str]:
+    """The fleet rows the bus itself holds at the end, presented like the clients' (a server-side check)."""
+    from datetime import UTC, datetime
+
+    import redis
+
+    from dashboard.bench.clients import canonical
+    from dashboard.web.fleet_index import present
+
+    now = datetime.now(UTC)
+    client = redis.Redis.from_url(config.redis_url)
+    raw = client.hgetall(f"{state.prefix}fleet")
+    return {k.decode(): canonical(present(json.loads(v), now)) for k, v in raw.items()}
+
+
+def _watcher_changes(path: Path) -> int | None:
+    """The watcher's own count of Kubernetes changes processed, from its stop line."""
+    try:
+        found = re.findall(r"changes=(\d+)", path.read_text(errors="replace"))
+    except OSError:
+        return None
+    return int(found[-1]) if found else None
+
+
+async def _limits(config: BenchConfig, state: RunState, raw: dict[str, Any]) -> dict[str, Any]:
+    reports = raw["clients"]["reports"]
+    messages = sum(max(0, len(r["messages"]) - 1) for r in reports)
+    size = int(sum(r["bytes_received"] for r in reports) / messages) if messages else 1000
+    return {
+        "xadd": await limits.xadd_limit(config.redis_url, f"{state.prefix}raw-stream", raw["payloads"]),
+        "fanout": await limits.fanout_limit(config.redis_url, state.prefix, config.clients, size),
+    }
+
+
+def _profiles(config: BenchConfig) -> dict[str, Any]:
+    if config.profile_dir is None:
+        return {}
+    found = {}
+    for path in sorted(config.profile_dir.glob("*.collapsed.txt")):
+        found[path.name.removesuffix(".collapsed.txt")] = analysis.profile_summary(
+            path.read_text(errors="replace").splitlines()
+        )
+    return found
+
+
+def _cleanup(config: BenchConfig, state: RunState) -> None:
+    with contextlib.suppress(Exception):
+        import redis
+
+        client = redis.Redis.from_url(config.redis_url, socket_timeout=10)
+        keys = list(client.scan_iter(match=f"{state.prefix}*", count=1000))
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start : start + 1000])
+    if state.database_url.startswith(("postgres://", "postgresql://")):
+        with contextlib.suppress(Exception):
+            import psycopg
+
+            parts = urllib.parse.urlsplit(state.database_url)
+            admin = parts._replace(path="/postgres").geturl()
+            with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
+def config_dict(config: BenchConfig) -> dict[str, Any]:
+    data = asdict(config)
+    data.pop("redis_url", None)
+    data.pop("database_url", None)
+    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
