@@ -2,8 +2,16 @@
 
 ``run_demo`` migrates the (SQLite) database, creates a demo login with a fresh random password (printed
 once), starts the simulator on its own thread, then runs the watcher and uvicorn on one event loop so
-the in-memory bus and channel layer are shared. Non-goals: production use (run ``watch`` + an ASGI
-server + Celery for that) and choosing scenarios beyond what kubesim offers.
+the in-memory bus and channel layer are shared.
+
+Live metrics: when a ``prometheus`` binary exists, ``demo_prometheus`` starts a real one scraping the
+simulated pods, routes the Prometheus-backed scenarios' analyses to it and points the demo cluster's
+``PROMETHEUS_URLS`` entry at it, so the rollout page's charts work. Without the binary, ``plan_scenarios``
+leaves the Prometheus-backed scenarios out of the default mix (their analyses could only Error) and says
+so, with the install command.
+
+Non-goals: production use (run ``watch`` + an ASGI server + Celery for that) and choosing scenarios beyond
+what kubesim offers.
 """
 
 from __future__ import annotations
@@ -11,9 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable, Sequence
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+# The Prometheus-backed ones: real traffic metrics, analyses answered by a real Prometheus.
+METRICS_SCENARIOS = ("prometheus-healthy", "prometheus-error-spike")
 DEFAULT_SCENARIOS = (
     "healthy-canary",
     "rerender-race",
@@ -21,6 +32,7 @@ DEFAULT_SCENARIOS = (
     "failed-analysis-abort",
     "paused-reads-degraded",
     "orphaned-canary",
+    *METRICS_SCENARIOS,
 )
 DEMO_USER = "demo"
 CLUSTER = "demo"
@@ -46,6 +58,80 @@ def check_scenarios(names: Sequence[str]) -> None:
         load_scenarios(list(names))
     except ScenarioError as error:
         raise DemoError(str(error)) from None
+
+
+def needs_prometheus(names: Sequence[str]) -> list[str]:
+    """The scenarios among ``names`` whose analyses query Prometheus."""
+    from kubesim.scenarios.builtin import PROMETHEUS_SCENARIOS
+
+    backed = {str(s["name"]) for s in PROMETHEUS_SCENARIOS}
+    return [name for name in names if name in backed]
+
+
+def plan_scenarios(names: Sequence[str], *, explicit: bool, have_prometheus: bool) -> tuple[list[str], str]:
+    """The scenarios to run and what to tell the user about live metrics (pure)."""
+    backed = needs_prometheus(names)
+    if have_prometheus or not backed:
+        return list(names), ""
+    from kubesim.prometheus import INSTALL_HINT
+
+    missing = f"prometheus is not installed, so there are no live metrics charts (install it: {INSTALL_HINT})"
+    if explicit:
+        return list(names), f"{missing}; the analyses of {', '.join(backed)} will Error."
+    return [n for n in names if n not in backed], f"{missing}; leaving out {', '.join(backed)}."
+
+
+def scrape_interval(speed: float) -> float:
+    """Faster simulations scrape more often so that their scaled-down query windows still hold samples."""
+    return min(1.0, max(0.25, 1.0 / speed))
+
+
+@contextlib.contextmanager
+def demo_prometheus(
+    handle: object, scenarios: Sequence[str], speed: float, say: Callable[[str], None]
+) -> Iterator[str | None]:
+    """A real Prometheus for the running kubesim ``handle``, wired to the demo cluster; yields its URL.
+
+    Yields None (after saying why) when there is no binary or it will not start: the demo goes on
+    without charts rather than failing.
+    """
+    from django.conf import settings
+
+    from kubesim.prometheus import PrometheusUnavailable, attached_prometheus, find_prometheus
+
+    if find_prometheus() is None or not needs_prometheus(scenarios):
+        yield None  # plan_scenarios has said why; without traffic scenarios there is nothing to chart
+        return
+    stack = contextlib.ExitStack()
+    try:
+        prom = stack.enter_context(attached_prometheus(handle, scrape_interval=scrape_interval(speed)))
+    except PrometheusUnavailable as error:
+        say(f"Prometheus would not start, so there are no live metrics charts: {error}")
+        yield None
+        return
+    before = settings.PROMETHEUS_URLS
+    # The simulated cluster's metrics live only in this Prometheus, whatever else is configured.
+    settings.PROMETHEUS_URLS = ",".join(p for p in (before, f"{CLUSTER}={prom.url}") if p)
+    say(f"Prometheus {prom.url} is scraping the simulated pods (live charts on each rollout page).")
+    try:
+        with stack:
+            yield prom.url
+    finally:
+        settings.PROMETHEUS_URLS = before
+
+
+@contextlib.contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM ends the demo like Ctrl-C, so the context managers stop Prometheus instead of orphaning it."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def demo_login() -> tuple[str, str]:

@@ -94,6 +94,8 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# One queue per installation sharing a Redis (and per browser test, so no stray worker takes its tasks).
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
 # --- product settings ----------------------------------------------------------------------------
 ANONYMOUS_READ_ONLY = env_bool("ANONYMOUS_READ_ONLY", False)

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def start_demo(port: int, database: Path, speed: float) -> tuple[subprocess.Pope
             raise SystemExit(f"the demo stopped before it was ready (exit {process.returncode}):\n{tail}")
         match = re.search(r"with password\s+(\S+)", line)
         if match:
+            # Keep draining its log, or a full pipe would stall the server.
+            threading.Thread(target=process.stdout.read, daemon=True).start()
             return process, match.group(1)
     process.terminate()
     raise SystemExit("the demo did not print its password within 120 s")

@@ -37,6 +37,7 @@ from dashboard.access.rbac import access_for
 from dashboard.actions import plans
 from dashboard.actions.models import AuditEntry, Outcome
 from dashboard.kube.actions import ActionClient, KubeError, impersonation_for
+from dashboard.notify.service import notify_audit
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +302,7 @@ def _finish(entry: AuditEntry, outcome: str, detail: str = "", **fields: Any) ->
     from dashboard.actions.live import announce
 
     announce(entry, result)
+    notify_audit(result)
     return result
 
 

@@ -65,7 +65,7 @@ def ttfb(base_url: str, path: str, session_cookie: str, repeat: int = 10) -> dic
 
 
 def first_render(
-    base_url: str, session_cookie: str, repeat: int = 3, timeout_s: float = 60.0
+    base_url: str, session_cookie: str, repeat: int = 3, timeout_s: float = 30.0
 ) -> dict[str, Any]:
     """Page navigation start → table filled / first frame after it, in ms (median over ``repeat``)."""
     from playwright.sync_api import sync_playwright
@@ -77,13 +77,21 @@ def first_render(
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 900})
-            host = urlsplit(base_url).hostname or "127.0.0.1"
-            context.add_cookies([{"name": "sessionid", "value": session_cookie, "domain": host, "path": "/"}])
+            context.add_cookies([{"name": "sessionid", "value": session_cookie, "url": base_url + "/"}])
             context.add_init_script(OBSERVER)
             for _ in range(repeat):
                 page = context.new_page()
+                errors: list[str] = []
+                page.on("pageerror", lambda error: errors.append(str(error)))  # noqa: B023 - used at once
                 page.goto(base_url + "/", wait_until="commit")
-                page.wait_for_function("window.__benchRendered !== undefined", timeout=timeout_s * 1000)
+                try:
+                    page.wait_for_function("window.__benchRendered !== undefined", timeout=timeout_s * 1000)
+                except Exception as error:
+                    state = page.evaluate("() => document.body && document.body.getAttribute('data-fleet')")
+                    raise RuntimeError(
+                        f"the fleet page at {page.url} did not render (data-fleet={state!r}; "
+                        f"script errors: {errors[:3] or 'none'}): {error}"
+                    ) from None
                 figures = page.evaluate(
                     "() => [window.__benchLoaded, window.__benchRendered,"
                     " performance.getEntriesByType('navigation')[0].responseStart]"

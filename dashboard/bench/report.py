@@ -115,6 +115,7 @@ def _loss(raw: dict[str, Any], reports: list[dict[str, Any]], delays: analysis.D
         "worst_client": {k: {"count": len(v), "examples": v[:5]} for k, v in (worst or {}).items()},
         "bus_matching": not any(bus.values()),
         "bus": {k: {"count": len(v), "examples": v[:5]} for k, v in bus.items()},
+        "stale_example": _stale_example(expected, raw["bus_rows"], bus["stale"]),
         "unpublished_writes": delays.unpublished,
         "undelivered": delays.undelivered,
         "reconnects": sum(r["reconnects"] for r in reports),
@@ -122,6 +123,13 @@ def _loss(raw: dict[str, Any], reports: list[dict[str, Any]], delays: analysis.D
         "settled": bool(raw["quiet"]),
         "zero_loss": matching == len(reports) and delays.undelivered == 0 and not any(bus.values()),
     }
+
+
+def _stale_example(expected: dict[str, str], held: dict[str, str], stale: list[str]) -> dict[str, Any] | None:
+    """The first stale row's expected and held values, for whoever has to find out why."""
+    if not stale:
+        return None
+    return {"key": stale[0], "expected": expected[stale[0]], "held": held[stale[0]]}
 
 
 def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:

@@ -471,7 +471,9 @@ async def _measure(
         if killer is not None:
             await killer
         log(f"churn done ({len(churned.writes)} writes, {len(churned.failures)} failed); waiting for quiet …")
-        quiet = await _settle(state.clusters, processes, config.quiet_timeout, quiet=3.0)
+        # Quiet = no write for longer than the fleet's 10 s pause step: every canary has finished, so the
+        # end state no longer moves (nor do findings that depend on the clock).
+        quiet = await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
         await _stream_idle(monitor, idle=2.0, timeout=60.0)
         await asyncio.sleep(2.0)  # the clients' last doorbells
         quiet_at = time.time()

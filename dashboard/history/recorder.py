@@ -28,6 +28,7 @@ from django.db.utils import DatabaseError, InterfaceError
 
 from dashboard.domain import timeline as tl
 from dashboard.history.models import Outcome, Release, TimelineEvent
+from dashboard.notify.service import notify_recorded
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +287,7 @@ class Recorder:
             try:
                 close_old_connections()
                 record_batch(batch)
+                notify_recorded(batch)
                 self.recorded += len(batch)
                 break
             except (DatabaseError, InterfaceError) as error:

@@ -111,20 +111,30 @@ class WriteLog:
 
     def __init__(self) -> None:
         self.changes = 0
-        # Rollout writes: (key, resourceVersion, wall time).
+        # Rollout writes that change what the view shows by definition: (key, resourceVersion, wall time).
         self.rollouts: list[tuple[str, int, float]] = []
 
     def __call__(self, event_type: str, resource: str, stored: dict[str, Any], previous: Any) -> None:
         if resource not in WATCHED:
             return
         self.changes += 1
-        if resource == ROLLOUTS and event_type != "DELETED":
+        if resource == ROLLOUTS and event_type == "MODIFIED" and _shown(stored) != _shown(previous):
             meta = stored["metadata"]
             key = f"{meta['namespace']}/{meta['name']}"
             self.rollouts.append((key, int(meta["resourceVersion"]), time.time()))
 
     def mark(self) -> tuple[int, int]:
         return self.changes, len(self.rollouts)
+
+
+def _shown(rollout: Any) -> tuple[Any, ...]:
+    """Status fields a RolloutView shows as they are (step, pod hash, phase, message, stable RS).
+
+    A write that changes none of them (a condition's timestamp, observedGeneration) may rightly publish
+    nothing, so it has no write-to-publish latency; one that changes any of them must be published.
+    """
+    status = (rollout or {}).get("status") or {}
+    return tuple(status.get(k) for k in ("currentStepIndex", "currentPodHash", "phase", "message", "stableRS"))
 
 
 class Publications:
@@ -297,6 +307,9 @@ def _phase(
             break
         time.sleep(0.5)
     published = [(at, wall) for at, (_, _, wall) in zip(seen, window, strict=True) if at is not None]
+    if os.environ.get("BENCH_DEBUG"):
+        with open(os.environ["BENCH_DEBUG"] + f"-{churn:.0f}.json", "w") as fh:
+            json.dump({"window": window, "pub": {k: stream.by_rollout[k] for k, _, _ in window}}, fh)
     phase = Phase(changes=changes1 - changes0, unpublished=len(window) - len(published))
     # A stream id has millisecond resolution: a publication within the write's own millisecond reads 0.
     phase.latencies_ms = [max(0.0, (at - wall) * 1000) for at, wall in published]

@@ -42,6 +42,7 @@ from dashboard.kube.recording import RecordedEvent, RecordingWriter
 from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
 from dashboard.live.bus import BusError, LiveBus
 from dashboard.live.lease import Lease, LeaseState
+from dashboard.observability.metrics import watch_changed, watch_listed, watch_published
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,10 @@ class Watcher:
         self.stats = PipelineStats()
         self.watch_stats = WatchStats()
         self.leader = False
-        self._dirty: dict[str, float] = {}
+        # Rollouts to rebuild → a mark that changes with every change, so a change that lands while a
+        # publish of the same rollout is in flight is not forgotten when that publish completes.
+        self._dirty: dict[str, int] = {}
+        self._marks = 0
         self._basis: dict[str, dict[str, Any]] = {}  # what timeline_events needs of the last publish
         self._digest: dict[str, bytes] = {}
         self._keys: dict[str, str] = {}
@@ -165,6 +169,7 @@ class Watcher:
             for event_type, obj in changes:
                 self._observe(event_type, obj, at)
         self._mark(affected)
+        watch_listed(self.cluster, kind, namespace, affected)
         self._synced.add((kind, namespace))
         self._check_ready()
 
@@ -182,6 +187,7 @@ class Watcher:
             self._observe(event_type, obj, at)
         self.stats.changes += 1
         self._mark(affected)
+        watch_changed(self.cluster, kind, affected)
 
     def _observe(self, event_type: str, rollout: Mapping[str, Any], at: datetime) -> None:
         """Fold one Rollout write into its history. ``rollout`` is the object as the API sent it: the
@@ -212,9 +218,9 @@ class Watcher:
             self._wake.set()
 
     def _mark(self, uids: Iterable[str]) -> None:
-        now = time.monotonic()
         for uid in uids:
-            self._dirty.setdefault(uid, now)
+            self._marks += 1
+            self._dirty[uid] = self._marks
         if self._dirty:
             self._wake.set()
 
@@ -334,6 +340,7 @@ class Watcher:
         at = self.clock()
         updates: list[tuple[str, dict[str, Any], list[dict[str, Any]], bytes]] = []
         removals: list[str] = []
+        built = {uid: self._dirty.get(uid) for uid in uids}  # the marks these views include
         for uid in uids:
             inputs = self.cache.inputs(uid)
             if inputs is None:
@@ -356,7 +363,8 @@ class Watcher:
             await self.bus.remove(self._keys[uid])
         stamp = time.monotonic()
         for uid in uids:
-            self._dirty.pop(uid, None)
+            if self._dirty.get(uid) == built[uid]:  # else it changed during the publish: build it again
+                self._dirty.pop(uid, None)
         published = []
         for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
             self._basis[uid] = timeline_basis(view)
@@ -366,6 +374,7 @@ class Watcher:
             if self.recorder is not None and events:
                 self.recorder.submit(view, events, at)
             published.append((self._keys[uid], view, stream_id))
+        watch_published(self.cluster, uids, published, [self._keys[uid] for uid in removals])
         for uid in removals:
             self._basis.pop(uid, None)
             self._digest.pop(uid, None)

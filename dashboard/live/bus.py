@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from dashboard.live.messages import FLEET_GROUP, FLEET_KEY, rollout_group, rollout_updated
+from dashboard.observability.metrics import PUBLISH_LATENCY, timed_async
 
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
@@ -181,6 +182,7 @@ class RedisBus:
     async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
         return (await self.publish_many([(view, events)]))[0]
 
+    @timed_async(PUBLISH_LATENCY)
     async def publish_many(
         self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
     ) -> list[str]:

@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import json
 import logging
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from dashboard.notify import rules
@@ -66,7 +67,7 @@ def notify_event(event: Mapping[str, Any]) -> None:
     except rules.BadEvent as error:
         log.warning("not notifying: %s", error)
         return
-    if prepared is None:
+    if prepared is None or not _anyone_subscribed():
         return
     from dashboard.notify.tasks import dispatch_event
 
@@ -74,6 +75,29 @@ def notify_event(event: Mapping[str, Any]) -> None:
         dispatch_event.delay(prepared)
     except Exception as error:  # the broker is down: the event is lost for notifications, not for history
         log.warning("could not enqueue a notification of %s (%s)", prepared["type"], type(error).__name__)
+
+
+_SUBSCRIBED_TTL = 30.0
+_subscribed: tuple[float, bool] = (0.0, False)
+
+
+def _anyone_subscribed() -> bool:
+    """Whether any subscription is enabled (cached briefly): without one, nothing is even enqueued."""
+    global _subscribed
+    checked_at, answer = _subscribed
+    if time.monotonic() - checked_at > _SUBSCRIBED_TTL:
+        try:
+            answer = Subscription.objects.filter(enabled=True).exists()
+        except DatabaseError:
+            answer = True  # let the task decide once the database is back
+        _subscribed = (time.monotonic(), answer)
+    return answer
+
+
+def forget_subscribed(**_: Any) -> None:
+    """A subscription was saved or deleted (connected in ``apps``): look again on the next event."""
+    global _subscribed
+    _subscribed = (0.0, False)
 
 
 def notify_recorded(items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], Any]]) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
@@ -71,10 +71,12 @@ NOTIFICATIONS_SENT = Counter(
 )
 
 
-def timed_async(histogram: Histogram) -> Callable[[Callable[P, Awaitable[T]]], Callable[P, Awaitable[T]]]:
+def timed_async(
+    histogram: Histogram,
+) -> Callable[[Callable[P, Awaitable[T]]], Callable[P, Coroutine[Any, Any, T]]]:
     """Observe every call's duration of a coroutine function (``Histogram.time`` is sync only)."""
 
-    def decorate(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    def decorate(fn: Callable[P, Awaitable[T]]) -> Callable[P, Coroutine[Any, Any, T]]:
         @functools.wraps(fn)
         async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
             started = time.perf_counter()

@@ -35,6 +35,7 @@ from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read
 from dashboard.live.bus import BusError, StreamTrimmed, parse_id
 from dashboard.live.messages import FLEET_GROUP, rollout_group
+from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
 from dashboard.web.fleet_index import FIELDS
@@ -65,6 +66,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
         self.hello: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).inc()
         self.tasks = [asyncio.create_task(self.pump()), asyncio.create_task(self.pinger())]
 
     def resolve(self) -> bool:
@@ -75,6 +77,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
             task.cancel()
         if self.group and hasattr(self, "wake"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+            WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).dec()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:

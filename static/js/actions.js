@@ -7,10 +7,10 @@
 (function () {
   "use strict";
   var UI = window.UI, el = UI.el, fill = UI.fill;
-  var bar = document.getElementById("rollout-actions");
-  if (!bar) return;
-  var key = bar.getAttribute("data-key");
-  var permitted = UI.readJSON("action-permissions") || { allowed: [], confirm: [] };
+  var permitted = UI.readJSON("action-permissions");
+  if (!permitted) return;
+  var key = permitted.key;
+  var bar = document.getElementById("rollout-actions");  // absent when the user may run nothing
   var base = "/api/v1/rollouts/" + key.split("/").map(encodeURIComponent).join("/");
   var view = null, busy = false;
 
@@ -66,9 +66,10 @@
       status: v.status, paused: !!v.paused, aborted: !!v.aborted, resourceVersion: v.resourceVersion || "" };
   }
 
-  function buttons() { return Array.prototype.slice.call(bar.querySelectorAll("button[data-action]")); }
+  function buttons() { return bar ? Array.prototype.slice.call(bar.querySelectorAll("button[data-action]")) : []; }
 
   function refresh() {
+    if (!bar) return;
     buttons().forEach(function (b) {
       var name = b.getAttribute("data-action");
       b.textContent = LABELS[name] || name;
@@ -79,9 +80,14 @@
     var fix = view && (view.findings || []).filter(function (f) { return f.action && permitted.allowed.indexOf(f.action) >= 0; })[0];
     suggest.hidden = !fix;
     if (fix) {
-      fill(suggest, el("button", { type: "button", "class": "btn primary", onclick: function () { start(fix.action); } }, LABELS[fix.action] || fix.action),
+      fill(suggest, el("button", { type: "button", "class": "btn primary", "data-fix": fix.action, disabled: busy }, LABELS[fix.action] || fix.action),
         el("span", { text: "Suggested fix for “" + fix.title + "”" }));
     }
+    // The same fix offered inside the finding's card (rendered by rollout.js).
+    Array.prototype.slice.call(document.querySelectorAll("#findings [data-fix]")).forEach(function (b) {
+      b.textContent = LABELS[b.getAttribute("data-fix")] || b.textContent;
+      b.disabled = busy || !view;
+    });
   }
 
   function newKey() {
@@ -97,7 +103,7 @@
   function say(text, tone) {
     var out = document.getElementById("action-result");
     out.hidden = false;
-    out.className = "note" + (tone ? " " + tone : "");
+    out.className = "note action-result" + (tone ? " " + tone : "");
     out.textContent = text;
   }
 
@@ -176,9 +182,11 @@
   function entryItem(e) {
     var outcome = e.outcome === "accepted" ? "running" : e.outcome;
     var verb = e.outcome === "done" ? PAST[e.action] || e.action : "tried to " + e.action;
-    return el("li", { "class": "tl-item outcome-" + outcome, "data-entry": e.id },
-      el("span", { "class": "tl-title", text: e.actor + " " + verb + " · " + outcome }),
-      el("span", { "class": "muted", text: " " + new Date(e.at).toLocaleString() + (e.detail ? " — " + e.detail : "") }));
+    return el("li", { "class": "outcome-" + outcome, "data-entry": e.id },
+      el("time", { "class": "t", datetime: e.at, text: new Date(e.at).toLocaleString() }),
+      el("span", { "class": "who", text: e.actor + " " + verb }),
+      el("span", { "class": "badge", text: outcome }),
+      el("span", { "class": "muted", text: e.detail || "" }));
   }
 
   function showEntries(entries) {
@@ -196,11 +204,17 @@
     .then(function (body) { recent = body.entries || []; showEntries(recent); });
 
   var path = key.split("/").map(encodeURIComponent).join("/") + "/";
-  var state = Live.connect("/ws/rollouts/" + path, {
-    snapshot: function (m) { view = m.view; refresh(); },
-    update: function (m) { view = m.view; refresh(); }
-  });
-  state.start(null);
+  if (bar) {  // the buttons follow the rollout's live state; a viewer has none to enable
+    Live.connect("/ws/rollouts/" + path, {
+      snapshot: function (m) { view = m.view; refresh(); },
+      update: function (m) { view = m.view; refresh(); }
+    }).start(null);
+    // Fix buttons (the suggestion here, and the finding cards rollout.js redraws on every update).
+    document.addEventListener("click", function (event) {
+      var target = event.target.closest ? event.target.closest("[data-fix]") : null;
+      if (target && !target.disabled) start(target.getAttribute("data-fix"));
+    });
+  }
 
   (function follow(attempt) {
     var socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/actions/" + path);

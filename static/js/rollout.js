@@ -39,22 +39,12 @@
     return out;
   }
 
-  function actionbar(a) {
-    var out = [];
-    if (a.suggested) {
-      out.push(el("span", { "class": "suggest" },
-        el("button", { type: "button", "class": "btn primary", disabled: true, title: "Actions arrive with the actions feature" }, a.suggested.action),
-        el("span", { text: "Suggested fix for “" + a.suggested.title + "”" })));
-    }
-    out.push(el("span", { "class": "spacer" }));
-    a.buttons.forEach(function (b) {
-      if (!b.destructive) out.push(el("button", { type: "button", "class": "btn", disabled: true, "data-action": b.name, title: "Not available yet" }, b.label));
-    });
-    out.push(el("span", { style: "width:16px" }));
-    a.buttons.forEach(function (b) {
-      if (b.destructive) out.push(el("button", { type: "button", "class": "btn danger", disabled: true, "data-action": b.name, title: "Not available yet" }, b.label));
-    });
-    return out;
+  // A finding's fix is offered only to users who may run it (actions.js handles the click); others
+  // see no button at all.
+  var mayRun = (UI.readJSON("action-permissions") || { allowed: [] }).allowed;
+  function fixButton(action) {
+    if (!action || mayRun.indexOf(action) < 0) return null;
+    return el("button", { type: "button", "class": "btn primary", "data-fix": action }, action.charAt(0).toUpperCase() + action.slice(1));
   }
 
   function findings(list) {
@@ -75,7 +65,7 @@
           return el("div", { "class": "tile" }, el("div", { "class": "label", text: e.label }), el("div", { "class": "v", text: e.value }));
         })) : null,
         runbook,
-        f.action ? el("button", { type: "button", "class": "btn primary", disabled: true, title: "Actions arrive with the actions feature" }, f.action) : null);
+        fixButton(f.action));
     });
   }
 
@@ -157,7 +147,6 @@
     var h = page.header;
     fill(document.getElementById("badges"), badges(h));
     fill(document.getElementById("meta"), meta(h));
-    fill(document.getElementById("actionbar"), actionbar(page.actions));
     document.getElementById("flow-sub").textContent = h.cluster + " / " + h.namespace + (h.step ? " · step " + h.step : "");
     Flow.draw(document.getElementById("flow"), page.flow);
     fill(document.getElementById("findings-count"),

@@ -94,7 +94,9 @@ def test_the_rollout_page_charts_the_analysis_and_survives_a_prometheus_outage(
         assert traces["query"]["mode"] == "lines" and traces["query"]["n"] >= 3  # the query over time
         assert traces["measurement: Successful"]["n"] == 3  # every measurement, coloured by verdict
         assert traces["measurement: Successful"]["colour"] == "#12B76A"
-        assert {"type": "line", "y0": threshold} in [{"type": s["type"], "y0": s["y0"]} for s in chart["shapes"]]
+        assert {"type": "line", "y0": threshold} in [
+            {"type": s["type"], "y0": s["y0"]} for s in chart["shapes"]
+        ]
         assert f"threshold <= {threshold}" in chart["notes"]
         window = next(s for s in chart["shapes"] if s["type"] == "rect")
         assert window["x0"] < window["x1"] and "step 1 analysis" in chart["notes"]
@@ -119,4 +121,5 @@ def test_the_rollout_page_charts_the_analysis_and_survives_a_prometheus_outage(
     page.reload()
     page.wait_for_selector("#flow [data-node=rollout]")
     page.wait_for_selector("#metrics-panel[data-state=unreachable]")
+    page.evaluate("window.scrollTo(0, 0)")  # a reload keeps the scroll; the sticky header would sit mid-shot
     screenshot(page, "metrics-unreachable")

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from dashboard.domain.findings import RolloutObjects, detect_findings
 from kubesim.prometheus import PrometheusUnavailable, attached_prometheus
 from kubesim.scenarios.builtin import PROMETHEUS_SCENARIOS
 from kubesim.testing import running_kubesim
@@ -68,6 +70,7 @@ def test_stopping_prometheus_mid_analysis_errors_the_run_and_aborts(tmp_path: Pa
             assert run["status"]["message"].endswith('connect: connection refused"') or (
                 "consecutiveErrors (1) > consecutiveErrorLimit (0)" in run["status"]["message"]
             )
+            _assert_the_finding_says_the_provider_is_unreachable(handle)
             deadline = time.monotonic() + 20
             ro: dict[str, Any] = {}
             while time.monotonic() < deadline:
@@ -80,3 +83,24 @@ def test_stopping_prometheus_mid_analysis_errors_the_run_and_aborts(tmp_path: Pa
             assert ro["status"].get("abort") is True and ro["status"]["phase"] == "Degraded"
         finally:
             prom_context.__exit__(None, None, None)
+
+
+def _assert_the_finding_says_the_provider_is_unreachable(handle: Any) -> None:
+    """The real outage's Error measurement reads as an unreachable provider, with the manual procedure."""
+
+    def objects() -> RolloutObjects:
+        store = handle.store
+        return RolloutObjects(
+            store.get("argoproj.io/rollouts", "prom-healthy", "storefront"),
+            store.list("apps/replicasets", "prom-healthy")[0],
+            store.list("argoproj.io/analysisruns", "prom-healthy")[0],
+        )
+
+    findings = detect_findings(None, objects=handle.call(objects), now=datetime.now(UTC))
+    (finding,) = [f for f in findings if f.code == "metrics-provider-error"]
+    assert finding.title == "Analysis errored: the metrics provider is unreachable"
+    assert finding.evidence["unreachable"] and "connection refused" in finding.evidence["unreachable"][0]
+    assert "automated rollback cannot protect this release" in finding.explanation
+    assert "Follow the manual procedure:" in finding.explanation
+    curls = [c for c in finding.runbook if c.startswith("curl")]
+    assert curls == ["curl -sf http://prometheus.monitoring:9090/-/ready"]  # both metrics, one Prometheus

@@ -144,7 +144,9 @@ def test_the_metrics_api_answers_anonymous_callers_with_401(live_bus: Any) -> No
         assert response.json() == {"error": "authentication required"}
 
 
-def test_a_rollout_outside_the_users_scope_is_not_found(live_bus: Any, client_in: Client, settings: Any) -> None:
+def test_a_rollout_outside_the_users_scope_is_not_found(
+    live_bus: Any, client_in: Client, settings: Any
+) -> None:
     from dashboard.access.models import Grant, Role
     from dashboard.access.rbac import forget
 
@@ -216,7 +218,10 @@ def test_the_document_has_series_thresholds_measurements_and_the_step_window(
     window = spec["window"]
     assert window["label"] == "step 1 analysis" and window["open"] is True and window["end"] is None
     assert spec["range"]["start"] == window["start"] - 30 and spec["range"]["end"] <= body["now"]
-    assert [(m["phase"], m["value"]) for m in spec["measurements"]] == [("Successful", 0.012), ("Error", None)]
+    assert [(m["phase"], m["value"]) for m in spec["measurements"]] == [
+        ("Successful", 0.012),
+        ("Error", None),
+    ]
     assert spec["measurements"][1]["message"] == "metric result is nil or empty"
     assert spec["measurements"][0]["t"] == window["start"] + 5
     (series,) = spec["series"]

@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import subprocess
 import typing
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,9 @@ class RecordingApi:
         self.calls.append(("GET", path, dict(params)))
         return {"items": [], "metadata": {"resourceVersion": "1"}}
 
-    async def watch(self, path: str, params: Mapping[str, str], timeouts: Any) -> AsyncIterator[dict[str, Any]]:
+    async def watch(
+        self, path: str, params: Mapping[str, str], timeouts: Any
+    ) -> AsyncIterator[dict[str, Any]]:
         self.calls.append(("GET", path, {**params, "watch": "true"}))
         raise asyncio.CancelledError
         yield {}  # an async generator
@@ -139,7 +141,9 @@ def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[t
     def request(self: Any, method: str, url: str, *args: Any, headers: Any = None, **kwargs: Any) -> Any:
         calls.append((method, url, urllib3.HTTPHeaderDict(headers or {})))
         return urllib3.HTTPResponse(
-            body=b'{"items": [], "metadata": {}}', status=200, headers={"Content-Type": "application/json"},
+            body=b'{"items": [], "metadata": {}}',
+            status=200,
+            headers={"Content-Type": "application/json"},
             preload_content=True,
         )
 
@@ -151,7 +155,7 @@ def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[t
     forget_clients()
 
 
-def exercise_actions(impersonate: tuple[str, list[str]] | None) -> None:
+def exercise_actions(impersonate: tuple[str, Sequence[str]] | None) -> None:
     from dashboard.actions import plans
     from dashboard.flagger_gates.services import patch_suspend
     from dashboard.kube.actions import ActionClient
@@ -161,8 +165,8 @@ def exercise_actions(impersonate: tuple[str, list[str]] | None) -> None:
     client.list_replica_sets("ns", {"spec": {"selector": {"matchLabels": {"app": "app"}}}})
     for target in typing.get_args(plans.Target):
         for patch_type in ("merge", "json"):
-            client.send("ns", plans.Request(target, "app-123", {} if patch_type == "merge" else [],
-                                            patch_type))  # type: ignore[arg-type]
+            body: Any = {} if patch_type == "merge" else []
+            client.send("ns", plans.Request(target, "app-123", body, patch_type))
     patch_suspend("rbac-probe", "ns", "canary", True)
 
 
@@ -182,7 +186,14 @@ def action_rules(calls: list[tuple[str, str, Any]]) -> set[Rule]:
     return rules
 
 
-KUBE_CLIENT_MARKERS = ("CustomObjectsApi(", "AppsV1Api(", "CoreV1Api(", "BatchV1Api(", "api.get(", "api.watch(")
+KUBE_CLIENT_MARKERS = (
+    "CustomObjectsApi(",
+    "AppsV1Api(",
+    "CoreV1Api(",
+    "BatchV1Api(",
+    "api.get(",
+    "api.watch(",
+)
 KNOWN_CALL_SITES = {
     "dashboard/kube/actions.py",  # exercised by exercise_actions
     "dashboard/flagger_gates/services.py",  # patch_suspend, exercised by exercise_actions
@@ -196,7 +207,9 @@ def test_no_module_calls_kubernetes_unseen_by_this_test() -> None:
         text = path.read_text(encoding="utf-8")
         if any(marker in text for marker in KUBE_CLIENT_MARKERS):
             found.add(str(path.relative_to(ROOT)))
-    assert found <= KNOWN_CALL_SITES, f"new Kubernetes call sites: {found - KNOWN_CALL_SITES}; exercise them here"
+    assert found <= KNOWN_CALL_SITES, (
+        f"new Kubernetes call sites: {found - KNOWN_CALL_SITES}; exercise them here"
+    )
 
 
 def test_watch_role_is_exactly_what_the_watcher_reads() -> None:
@@ -256,7 +269,8 @@ def test_remote_clusters_get_the_same_roles_as_the_home_cluster() -> None:
         assert role_rules(home, name) == role_rules(remote, name)
     tokens = [d for d in remote if d["kind"] == "Secret"]
     assert {t["metadata"]["annotations"]["kubernetes.io/service-account.name"] for t in tokens} == {
-        "rollouts-ui-watcher", "rollouts-ui-actions"
+        "rollouts-ui-watcher",
+        "rollouts-ui-actions",
     }
 
 
@@ -272,7 +286,9 @@ def test_each_process_runs_with_only_its_identity() -> None:
     # a remote cluster's watcher and the processes that need no API get no token at all
     for name in ("rollouts-ui-watcher-prod-eu", "rollouts-ui-scheduler", "rollouts-ui-migrate"):
         assert accounts[name] == "rollouts-ui-nokube"
-    (nokube,) = [d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == "rollouts-ui-nokube"]
+    (nokube,) = [
+        d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == "rollouts-ui-nokube"
+    ]
     assert nokube["automountServiceAccountToken"] is False
     bindings = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterRoleBinding"}
     assert all(s["namespace"] == "rollouts-ui" for b in bindings.values() for s in b["subjects"])

@@ -8,6 +8,9 @@ from django.test import override_settings
 
 from dashboard.live.bus import LiveBus, get_bus
 from dashboard.web import data
+
+# The browser tests' server, Chromium and signed-in page, for the markup-in-the-browser tests.
+from tests.browser.conftest import browser, page, server  # noqa: F401
 from tests.web import samples
 
 

@@ -1,6 +1,9 @@
-"""``{% rollout_actions key as allowed %}``: the actions the signed-in user may run on a rollout.
+"""``{% rollout_actions key as permitted %}``: the actions the signed-in user may run on a rollout.
 
-The action bar renders only these, so a user without a permission never sees its button.
+The action bar renders only these, so a user without a permission never sees its button (not even a
+disabled one). ``plain`` and ``destructive`` split them for the bar, where destructive actions (the ones
+that ask for confirmation) stand apart; ``allowed``, ``confirm`` and ``key`` are what the page's script
+reads (``action-permissions``).
 """
 
 from __future__ import annotations
@@ -20,4 +23,10 @@ register = template.Library()
 def rollout_actions(context: Any, key: str) -> dict[str, Any]:
     user = context.get("user")
     allowed = access_for(user).actions_on(key, ACTIONS) if getattr(user, "is_authenticated", False) else []
-    return {"allowed": allowed, "confirm": sorted(DESTRUCTIVE & set(allowed))}
+    return {
+        "key": key,
+        "allowed": allowed,
+        "confirm": sorted(DESTRUCTIVE & set(allowed)),
+        "plain": [a for a in allowed if a not in DESTRUCTIVE],
+        "destructive": [a for a in allowed if a in DESTRUCTIVE],
+    }

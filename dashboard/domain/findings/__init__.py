@@ -68,12 +68,15 @@ def detect_findings(
     applications: Sequence[Mapping[str, Any]] | None = None,
     pipelines: Mapping[str, str] | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    baselines: Mapping[str, float] | None = None,
 ) -> list[Finding]:
     """Every finding for the rollout in ``objects``, most severe first.
 
     ``view`` (a RolloutView or its dict, or None) only supplies the cluster name; everything else is read
     from the objects so that a view, a dump and a recording agree. ``applications`` defaults to
-    ``objects.applications``; ``pipelines`` maps commit SHAs to pipeline states when they are known.
+    ``objects.applications``; ``pipelines`` maps commit SHAs to pipeline states when they are known;
+    ``baselines`` maps analysis metric names to the stable version's recent value from Prometheus
+    (``dashboard.metrics.baseline``), which ``stale-analysis-threshold`` then prefers to past runs.
     """
     ctx = Context(
         cluster=_cluster_of(view),
@@ -92,7 +95,7 @@ def detect_findings(
         *replicasets.detect(ctx, orphans),
         *progress.detect(ctx),
         *analysis.analysis_outcomes(ctx),
-        *analysis.stale_thresholds(ctx),
+        *analysis.stale_thresholds(ctx, baselines),
         *traffic.weight_fight(ctx),
         *traffic.replica_weighted_canary(ctx),
         *gitops.paused_reported_degraded(ctx),

@@ -2,12 +2,15 @@
 
 - ``analysis-failed`` (critical), ``analysis-inconclusive`` (warning): the latest run of a kind (step i,
   background, pre/post-promotion) for the current pod hash ended that way.
-- ``metrics-provider-error`` (critical): the analysis itself errored (phase Error, or a running metric that
-  keeps erroring): the metrics backend may be down, so automated rollback cannot protect this release.
-- ``stale-analysis-threshold`` (warning): a metric's threshold sits far from what its recent successful runs
-  measured (the baseline is the measurements of the runs at hand).
+- ``metrics-provider-error`` (critical): the analysis itself errored (phase Error, a running metric that
+  keeps erroring, or one whose last measurement says the provider cannot be reached — connection refused,
+  context deadline exceeded, no such host): automated rollback cannot protect this release.
+- ``stale-analysis-threshold`` (warning): a metric's threshold sits far from the metric's baseline. The
+  baseline is the stable version's recent value from Prometheus when the caller passes it in ``baselines``
+  (``dashboard.metrics.baseline`` computes it: the p95 of the last hour for an upper bound, the p5 for a
+  lower one), otherwise the measurements of the recent successful runs at hand.
 
-Non-goals: evaluating conditions, querying the provider (a later issue adds Prometheus).
+Non-goals: evaluating conditions, querying the provider (the caller brings the Prometheus baselines).
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ STALE_ANALYSIS_THRESHOLD = "stale-analysis-threshold"
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _CONDITION = re.compile(rf"^\s*result(?:\[0\])?\s*(<=|<|>=|>)\s*({_NUMBER})\s*$")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# How Go's HTTP client words a backend it cannot reach (the provider's Error measurement messages): one such
+# measurement is enough, since no retry fixes a provider that is down.
+_UNREACHABLE = re.compile(
+    r"connection refused|context deadline exceeded|no such host|i/o timeout|network is unreachable"
+    r"|no route to host|connection reset by peer|Client\.Timeout exceeded",
+    re.IGNORECASE,
+)
 
 
 def _time(run: Mapping[str, Any]) -> datetime:
@@ -167,13 +177,24 @@ def analysis_outcomes(ctx: Context) -> list[Finding]:
     return findings
 
 
+def _unreachable(result: Mapping[str, Any]) -> str | None:
+    """The last measurement's message when it is an Error saying the provider cannot be reached."""
+    measurements = maps(result.get("measurements"))
+    last = measurements[-1] if measurements else {}
+    message = as_str(last.get("message"))
+    return message if as_str(last.get("phase")) == "Error" and _UNREACHABLE.search(message) else None
+
+
 def _provider_error(ctx: Context, run: Mapping[str, Any], phase: str) -> Finding | None:
     streak = ctx.thresholds.provider_error_streak
+    results = maps(dig(run, "status", "metricResults"))
+    unreachable = [msg for r in results for msg in [_unreachable(r)] if msg]
     erroring = [
         r
-        for r in maps(dig(run, "status", "metricResults"))
+        for r in results
         if as_str(r.get("phase")) == "Error"
         or (phase == "Running" and as_int(r.get("consecutiveError")) >= streak)
+        or _unreachable(r)
     ]
     if phase != "Error" and not erroring:
         return None
@@ -191,7 +212,9 @@ def _provider_error(ctx: Context, run: Mapping[str, Any], phase: str) -> Finding
         commands.append(runbook.pods_of(ctx.stable_hash))
     for provider in providers:
         if provider["provider"] == "prometheus" and provider["address"]:
-            commands.append(f"curl -sf {provider['address'].rstrip('/')}/-/ready")
+            command = f"curl -sf {provider['address'].rstrip('/')}/-/ready"
+            if command not in commands:  # metrics usually share one Prometheus
+                commands.append(command)
     first_error = min(
         (
             t
@@ -203,18 +226,26 @@ def _provider_error(ctx: Context, run: Mapping[str, Any], phase: str) -> Finding
         ),
         default=None,
     )
+    if unreachable:
+        title = "Analysis errored: the metrics provider is unreachable"
+        cause = f"its metrics provider cannot be reached ({unreachable[-1]})"
+    else:
+        title = "Analysis errored: the metrics provider may be down"
+        cause = f"it could not measure ({phase}): the metrics backend may be down"
     return ctx.finding(
         METRICS_PROVIDER_ERROR,
         CRITICAL,
-        "Analysis errored: the metrics provider may be down",
-        f"The {_describe_kind(run)} {name} could not measure ({phase}): the metrics backend may be down, so "
-        "automated rollback cannot protect this release. Follow the manual procedure: abort to send traffic "
-        "back to stable, confirm the stable pods serve, and check the provider before any retry.",
+        title,
+        f"The {_describe_kind(run)} {name} is blind: {cause}, so automated rollback cannot protect this "
+        "release. Follow the manual procedure: "
+        + ("the update is aborted already; " if ctx.aborted else "abort to send traffic back to stable, ")
+        + "confirm the stable pods serve, and check the provider before any retry.",
         {
             "analysisRun": name,
             "phase": phase,
             "metrics": metrics,
             "providers": providers,
+            "unreachable": unreachable,
             "aborted": ctx.aborted,
         },
         commands,
@@ -240,14 +271,14 @@ def _number(value: Any) -> float | None:
     return float(parsed)
 
 
-def _percentile(values: list[float], fraction: float) -> float:
+def percentile(values: list[float], fraction: float) -> float:
     """Nearest-rank percentile."""
     ordered = sorted(values)
     rank = max(1, math.ceil(fraction * len(ordered)))
     return ordered[rank - 1]
 
 
-def _bound(metric: Mapping[str, Any]) -> tuple[str, float, str] | None:
+def threshold_bound(metric: Mapping[str, Any]) -> tuple[str, float, str] | None:
     """("upper"|"lower", threshold, condition text): which side of the threshold a good value lies on."""
     for key, good_below in (("successCondition", ("<", "<=")), ("failureCondition", (">", ">="))):
         text = as_str(metric.get(key))
@@ -258,12 +289,14 @@ def _bound(metric: Mapping[str, Any]) -> tuple[str, float, str] | None:
     return None
 
 
-def stale_thresholds(ctx: Context) -> list[Finding]:
+def stale_thresholds(ctx: Context, baselines: Mapping[str, float] | None = None) -> list[Finding]:
+    """``baselines``: metric name → the stable version's recent value from Prometheus (see module doc)."""
     limits = ctx.thresholds
+    baselines = {k: v for k, v in (baselines or {}).items() if math.isfinite(v)}
     successful = sorted(
         (r for r in ctx.analysis_runs if dig_str(r, "status", "phase") == "Successful"), key=_time
     )
-    if len(successful) < limits.stale_min_runs:
+    if len(successful) < limits.stale_min_runs and not baselines:
         return []
     newest_spec: dict[str, Mapping[str, Any]] = {}
     for run in sorted(ctx.analysis_runs, key=_time):
@@ -271,10 +304,15 @@ def stale_thresholds(ctx: Context) -> list[Finding]:
             newest_spec[as_str(metric.get("name"))] = metric
     findings = []
     for metric_name, metric in sorted(newest_spec.items()):
-        bound = _bound(metric)
+        bound = threshold_bound(metric)
         if bound is None:
             continue
         side, threshold, condition_text = bound
+        if metric_name in baselines:
+            findings.extend(
+                _stale_against_baseline(ctx, metric_name, side, threshold, condition_text, baselines)
+            )
+            continue
         values: list[float] = []
         runs_with_metric: list[Mapping[str, Any]] = []
         for run in successful:
@@ -292,7 +330,7 @@ def stale_thresholds(ctx: Context) -> list[Finding]:
                 runs_with_metric.append(run)
         if len(runs_with_metric) < limits.stale_min_runs or len(values) < limits.stale_min_measurements:
             continue
-        p95, p5 = _percentile(values, 0.95), _percentile(values, 0.05)
+        p95, p5 = percentile(values, 0.95), percentile(values, 0.05)
         verdict = _verdict(side, threshold, p95, p5, limits.stale_threshold_factor)
         if verdict is None:
             continue
@@ -317,6 +355,7 @@ def stale_thresholds(ctx: Context) -> list[Finding]:
                     "runs": [dig_str(r, "metadata", "name") for r in runs_with_metric],
                     "measurements": len(values),
                     "since": rfc3339(since),
+                    "baseline": "measurements",
                 },
                 [f"kubectl -n {ctx.namespace} get analysistemplates,clusteranalysistemplates -o yaml"],
                 since,
@@ -324,6 +363,54 @@ def stale_thresholds(ctx: Context) -> list[Finding]:
             )
         )
     return findings
+
+
+def _stale_against_baseline(
+    ctx: Context,
+    metric_name: str,
+    side: str,
+    threshold: float,
+    condition_text: str,
+    baselines: Mapping[str, float],
+) -> list[Finding]:
+    """The same verdict, judged against the stable version's value from Prometheus (no run count needed)."""
+    baseline = baselines[metric_name]
+    factor = ctx.thresholds.stale_threshold_factor
+    verdict = _verdict(side, threshold, baseline, baseline, factor)
+    if verdict is None:
+        return []
+    quantile = "p95" if side == "upper" else "p5"
+    runs = [
+        r
+        for r in ctx.analysis_runs
+        if any(m.get("name") == metric_name for m in maps(dig(r, "spec", "metrics")))
+    ]
+    since = max((_time(r) for r in runs), default=ctx.now)  # the newest run that used this threshold
+    return [
+        ctx.finding(
+            STALE_ANALYSIS_THRESHOLD,
+            WARNING,
+            f"Stale threshold on {metric_name}",
+            f"The {metric_name} threshold ({condition_text}) sits far from what the stable version measured "
+            f"in Prometheus over the last hour ({quantile} {baseline:g}), so it {verdict}. "
+            "Re-derive it from the current baseline.",
+            {
+                "metric": metric_name,
+                "condition": condition_text,
+                "threshold": threshold,
+                "side": side,
+                quantile: baseline,
+                "factor": factor,
+                "baseline": "prometheus",
+            },
+            [
+                f"kubectl -n {ctx.namespace} get analysistemplates,clusteranalysistemplates -o yaml",
+                ctx.runbook.get_rollout(),
+            ],
+            since,
+            subject=metric_name,
+        )
+    ]
 
 
 def _verdict(side: str, threshold: float, p95: float, p5: float, factor: float) -> str | None:

@@ -9,7 +9,17 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dashboard.demo import DEFAULT_SCENARIOS, DemoError, DemoOptions, check_scenarios, demo_login, serve
+from dashboard.demo import (
+    DEFAULT_SCENARIOS,
+    DemoError,
+    DemoOptions,
+    check_scenarios,
+    demo_login,
+    demo_prometheus,
+    plan_scenarios,
+    serve,
+    stop_on_sigterm,
+)
 
 
 def _positive(text: str) -> float:
@@ -46,9 +56,18 @@ class Command(BaseCommand):
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 raise CommandError(f"port {port} is already in use; choose another with --port")
+        from kubesim.prometheus import find_prometheus
+
+        scenarios, note = plan_scenarios(
+            options["scenarios"] or DEFAULT_SCENARIOS,
+            explicit=bool(options["scenarios"]),
+            have_prometheus=find_prometheus() is not None,
+        )
+        if note:
+            self.stdout.write(self.style.WARNING(note))
         demo = DemoOptions(
             port=port,
-            scenarios=tuple(options["scenarios"] or DEFAULT_SCENARIOS),
+            scenarios=tuple(scenarios),
             speed=options["speed"],
             seed=options["seed"],
         )
@@ -62,7 +81,11 @@ class Command(BaseCommand):
         from kubesim.testing import running_kubesim
 
         self.stdout.write(f"Starting kubesim with {', '.join(demo.scenarios)} at speed {demo.speed}…")
-        with running_kubesim(demo.scenarios, speed=demo.speed, seed=demo.seed) as sim:
+        with (
+            stop_on_sigterm(),
+            running_kubesim(demo.scenarios, speed=demo.speed, seed=demo.seed) as sim,
+            demo_prometheus(sim, demo.scenarios, demo.speed, self.stdout.write),
+        ):
 
             def announce(url: str) -> None:
                 self.stdout.write(self.style.SUCCESS(f"\nrollouts-ui is running at {url}"))

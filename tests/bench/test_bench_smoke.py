@@ -1,0 +1,87 @@
+"""A small run of ``manage.py bench`` end to end: the harness itself works and writes its reports.
+
+Figures are printed, never asserted (a shared CI machine times nothing reliably); the structure is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_a_small_run_writes_the_json_and_html_reports(tmp_path: Path) -> None:
+    out_json, out_html = tmp_path / "bench.json", tmp_path / "bench.html"
+    env = {**os.environ, "DATABASE_URL": os.environ["DATABASE_URL"], "REDIS_URL": os.environ["REDIS_URL"]}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "bench",
+            "--rollouts",
+            "100",
+            "--namespaces",
+            "5",
+            "--churn",
+            "10",
+            "--clients",
+            "4",
+            "--seconds",
+            "4",
+            "--no-browser",
+            "--json",
+            str(out_json),
+            "--html",
+            str(out_html),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    print(done.stdout)  # the figures, for whoever reads the CI log
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out_json.read_text())
+    for key in (
+        "command",
+        "machine",
+        "config",
+        "ingest",
+        "end_to_end",
+        "loss",
+        "fleet_page",
+        "memory",
+        "limits",
+        "ratios",
+        "targets",
+        "scale_out",
+    ):
+        assert key in report, key
+    assert {"p50", "p95", "p99"} <= report["end_to_end"]["ms"].keys()
+    assert {"xadd", "fanout"} <= report["limits"].keys()
+    assert report["loss"]["clients"] == 4
+    assert {"name", "target", "value", "met"} <= report["targets"][0].keys()
+    page = out_html.read_text()
+    assert "<html" in page and "Plotly" in page
+    assert "<script src=" not in page  # plotly.js is inlined: the report opens offline
+
+
+def test_bad_arguments_get_a_clear_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "manage.py", "bench", "--rollouts", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "--rollouts must be at least 1" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,56 @@
+"""The watcher's publisher: a change that lands while its rollout is being published is not lost."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dashboard.kube.watcher import PipelineSettings, Watcher
+from dashboard.live.bus import MemoryBus
+from dashboard.live.lease import MemoryLease
+from tests.domain.findings.builders import rollout
+
+KEY = "prod/shop/checkout"
+
+
+class SlowBus(MemoryBus):
+    """A bus whose publish waits for the test to let it finish."""
+
+    def __init__(self) -> None:
+        super().__init__(prefix=uuid.uuid4().hex)
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def publish_many(
+        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> list[str]:
+        self.started.set()
+        await self.release.wait()
+        return await super().publish_many(items)
+
+
+def status(step: int) -> dict[str, Any]:
+    return {"currentPodHash": "bbb", "stableRS": "aaa", "currentStepIndex": step, "phase": "Progressing"}
+
+
+async def test_a_change_during_an_inflight_publish_is_published_next() -> None:
+    bus = SlowBus()
+    watcher = Watcher(
+        "prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(min_publish_interval=0)
+    )
+    watcher.leader = True
+    watcher.changed("Rollout", "ADDED", rollout(status(0)))
+    flushing = asyncio.create_task(watcher.flush())
+    await bus.started.wait()
+    watcher.changed("Rollout", "MODIFIED", rollout(status(1)))  # after the view was built
+    bus.release.set()
+    await flushing
+    view = await bus.snapshot(KEY)
+    assert view is not None and view["currentStepIndex"] == 0
+    assert watcher._dirty  # still to do
+    await watcher.flush()
+    view = await bus.snapshot(KEY)
+    assert view is not None and view["currentStepIndex"] == 1
+    assert not watcher._dirty
