@@ -134,7 +134,10 @@ def _shown(rollout: Any) -> tuple[Any, ...]:
     nothing, so it has no write-to-publish latency; one that changes any of them must be published.
     """
     status = (rollout or {}).get("status") or {}
-    return tuple(status.get(k) for k in ("currentStepIndex", "currentPodHash", "phase", "message", "stableRS"))
+    return tuple(status.get(k) for k in SHOWN_STATUS)
+
+
+SHOWN_STATUS = ("currentStepIndex", "currentPodHash", "phase", "message", "stableRS")
 
 
 class Publications:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 
 
 class ConfigError(Exception):
@@ -144,7 +145,7 @@ class KubeApi:
             body = await response.read()
             if response.status >= 400:
                 raise ApiError(response.status, _reason(body, response.reason))
-            return dict(json.loads(body))
+            return dict(_loads(body))
 
     async def watch(
         self, path: str, params: Mapping[str, str], timeouts: Timeouts
@@ -161,7 +162,7 @@ class KubeApi:
                 raise ApiError(response.status, _reason(await response.read(), response.reason))
             async for line in response.content:
                 if line.strip():
-                    event = json.loads(line)
+                    event = _loads(line)
                     if not isinstance(event, dict):
                         raise ValueError(f"watch event is not an object: {line[:200]!r}")
                     yield event
@@ -170,6 +171,15 @@ class KubeApi:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _loads(data: bytes) -> Any:
+    """orjson (decoding is most of the watcher's work at scale), else the standard library, which also
+    reads what orjson refuses (NaN, lone surrogates) so that odd objects behave as they always did."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def _reason(body: bytes, fallback: str | None) -> str:

@@ -117,7 +117,10 @@ def server(transactional_db: Any, redis_prefix: str, settings: Any) -> Iterator[
     data.reset()
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: sync Playwright runs an event loop on the main thread while it is open, and
+# pytest-django moves transactional (browser) tests before plain ones, so a session-long loop would break
+# every later test that calls asyncio.run / async_to_sync.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
