@@ -101,7 +101,8 @@ def gitops_summary(applications: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
 @dataclass(frozen=True)
 class PipelineSettings:
     min_publish_interval: float = 0.25  # per rollout: a burst becomes at most ~4 updates a second
-    batch_size: int = 100  # views built between two yields to the event loop
+    batch_size: int = 100  # at most this many views built between two yields to the event loop …
+    batch_seconds: float = 0.01  # … and no more than this long spent building them
     bus_retry: float = 2.0  # after a failed publish
     # Some findings change with time alone (stuck at step 0, a scale-down deadline passing, a weight fight
     # going quiet): every rollout is re-evaluated once per this many seconds, spread evenly over it.
@@ -342,22 +343,36 @@ class Watcher:
                 due.append(uid)
             elif next_due is None or ready_at < next_due:
                 next_due = ready_at
-        for start in range(0, len(due), self.settings.batch_size):
-            await self._publish(due[start : start + self.settings.batch_size])
+        while due:
+            done = await self._publish(due)
+            due = due[done:]
             await asyncio.sleep(0)  # let the watch streams in between batches
-        if next_due is not None and self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(max(0.0, next_due - now), self._timer_fired)
+        if next_due is not None:
+            loop = asyncio.get_running_loop()
+            delay = max(0.0, next_due - now)
+            if self._timer is None or self._timer.when() > loop.time() + delay:
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = loop.call_later(delay, self._timer_fired)
 
     def _timer_fired(self) -> None:
         self._timer = None
         self._wake.set()
 
-    async def _publish(self, uids: list[str]) -> None:
+    async def _publish(self, candidates: list[str]) -> int:
+        """Build and publish the first of ``candidates``: as many as fit in one batch (a count and a time
+        budget, so the event loop never stalls long); returns how many were handled."""
         at = self.clock()
         updates: list[tuple[str, dict[str, Any], list[dict[str, Any]], bytes]] = []
         removals: list[str] = []
-        built = {uid: self._dirty.get(uid) for uid in uids}  # the marks these views include
-        for uid in uids:
+        uids: list[str] = []
+        built: dict[str, int | None] = {}  # the marks these views include
+        deadline = time.perf_counter() + self.settings.batch_seconds
+        for uid in candidates:
+            if uids and (len(uids) >= self.settings.batch_size or time.perf_counter() > deadline):
+                break
+            uids.append(uid)
+            built[uid] = self._dirty.get(uid)
             inputs = self.cache.inputs(uid)
             if inputs is None:
                 if uid in self._keys:
@@ -400,6 +415,7 @@ class Watcher:
         self.stats.removed += len(removals)
         if self.on_published is not None and published:
             self.on_published(published)
+        return len(uids)
 
     def _build(self, uid: str, inputs: RolloutInputs, at: datetime) -> dict[str, Any] | None:
         self.stats.builds += 1
