@@ -3,8 +3,10 @@
 ``Watcher`` is the sink of every ``watch_kind`` loop. A change updates the cache and marks the rollouts it
 belongs to dirty; the publisher rebuilds each dirty rollout's view with the domain model, and publishes it
 only if it differs from what was last published (ignoring fields that only move with the clock, like
-ages), at most once per ``min_publish_interval`` per rollout (bursts coalesce; the latest state always
-wins). Timeline events are the diff between the last published view and the new one; the recorder
+ages): a short burst at once, then at most once per ``min_publish_interval`` per rollout (bursts
+coalesce; the latest state always wins). Builds run in small time-bounded batches so the watch streams
+are never starved, and every rollout is re-evaluated now and then because some findings change with
+time alone. Timeline events are the diff between the last published view and the new one; the recorder
 writes them (on its own thread) after the bus accepted the publish.
 
 Only the holder of the cluster's lease publishes. On getting the lease (at start, after a takeover, or
@@ -100,7 +102,11 @@ def gitops_summary(applications: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
 
 @dataclass(frozen=True)
 class PipelineSettings:
-    min_publish_interval: float = 0.25  # per rollout: a burst becomes at most ~4 updates a second
+    # Per rollout, a token bucket: up to ``publish_burst`` publishes at once (one reconcile's writes arrive
+    # on several watch streams a few ms apart, and none of them should wait), then one per interval —
+    # a rollout written continuously is published at most ~4 times a second.
+    min_publish_interval: float = 0.25
+    publish_burst: int = 3
     batch_size: int = 100  # at most this many views built between two yields to the event loop …
     batch_seconds: float = 0.01  # … and no more than this long spent building them
     bus_retry: float = 2.0  # after a failed publish
@@ -160,7 +166,7 @@ class Watcher:
         self._basis: dict[str, dict[str, Any]] = {}  # what timeline_events needs of the last publish
         self._digest: dict[str, bytes] = {}
         self._keys: dict[str, str] = {}
-        self._last_publish: dict[str, float] = {}
+        self._publish_tokens: dict[str, tuple[float, float]] = {}  # uid → (tokens, when counted)
         self._synced: set[tuple[str, str | None]] = set()
         self._ready = asyncio.Event()
         self._wake = asyncio.Event()
@@ -334,11 +340,10 @@ class Watcher:
         if self._resync_pending:
             await self._resync()
         now = time.monotonic()
-        interval = self.settings.min_publish_interval
         due: list[str] = []
         next_due: float | None = None
         for uid in self._dirty:
-            ready_at = self._last_publish.get(uid, 0.0) + interval
+            ready_at = self._ready_at(uid, now)
             if force or ready_at <= now:
                 due.append(uid)
             elif next_due is None or ready_at < next_due:
@@ -354,6 +359,22 @@ class Watcher:
                 if self._timer is not None:
                     self._timer.cancel()
                 self._timer = loop.call_later(delay, self._timer_fired)
+
+    def _tokens(self, uid: str, now: float) -> float:
+        burst = float(max(1, self.settings.publish_burst))
+        tokens, since = self._publish_tokens.get(uid, (burst, now))
+        return min(burst, tokens + (now - since) / self.settings.min_publish_interval)
+
+    def _ready_at(self, uid: str, now: float) -> float:
+        """When ``uid`` may be published next (``now`` if it may be published at once)."""
+        if self.settings.min_publish_interval <= 0:
+            return now
+        tokens = self._tokens(uid, now)
+        return now if tokens >= 1 else now + (1 - tokens) * self.settings.min_publish_interval
+
+    def _spend_token(self, uid: str, now: float) -> None:
+        if self.settings.min_publish_interval > 0:
+            self._publish_tokens[uid] = (max(0.0, self._tokens(uid, now) - 1), now)
 
     def _timer_fired(self) -> None:
         self._timer = None
@@ -401,7 +422,7 @@ class Watcher:
             self._basis[uid] = timeline_basis(view)
             self._digest[uid] = view_digest
             self._keys[uid] = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
-            self._last_publish[uid] = stamp
+            self._spend_token(uid, stamp)
             if self.recorder is not None and events:
                 self.recorder.submit(view, events, at)
             published.append((self._keys[uid], view, stream_id))
@@ -410,7 +431,7 @@ class Watcher:
             self._basis.pop(uid, None)
             self._digest.pop(uid, None)
             self._keys.pop(uid, None)
-            self._last_publish.pop(uid, None)
+            self._publish_tokens.pop(uid, None)
         self.stats.published += len(updates)
         self.stats.removed += len(removals)
         if self.on_published is not None and published:
