@@ -7,6 +7,7 @@ data), oldest first, ready to merge with the recorded events by time. Synchronou
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from dashboard.actions.live import entry_json
@@ -15,9 +16,17 @@ from dashboard.actions.models import AuditEntry
 KIND = "action"
 
 
-def audit_events(key: str, limit: int = 30) -> list[dict[str, Any]]:
+def audit_events(
+    key: str, limit: int = 30, *, since: datetime | None = None, until: datetime | None = None
+) -> list[dict[str, Any]]:
+    """``since`` / ``until`` bound the attempts' time (a release's window on its timeline page)."""
     cluster, namespace, name = key.split("/")
-    rows = AuditEntry.objects.attempts().filter(cluster=cluster, namespace=namespace, rollout=name)[:limit]
+    rows = AuditEntry.objects.attempts().filter(cluster=cluster, namespace=namespace, rollout=name)
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    if until is not None:
+        rows = rows.filter(at__lte=until)
+    rows = rows[:limit]
     events = []
     for row in rows:
         entry = entry_json(row)
@@ -27,7 +36,13 @@ def audit_events(key: str, limit: int = 30) -> list[dict[str, Any]]:
                 "at": entry["finishedAt"] or entry["at"],
                 "title": f"{entry['actor']}: {entry['action']} — {entry['outcome']}",
                 "podHash": str(entry["seen"].get("podHash") or ""),
-                "data": {"outcome": entry["outcome"], "detail": entry["detail"], "auditId": entry["id"]},
+                "data": {
+                    "outcome": entry["outcome"],
+                    "detail": entry["detail"],
+                    "auditId": entry["id"],
+                    "actor": entry["actor"],
+                    "action": entry["action"],
+                },
                 "key": key,
             }
         )

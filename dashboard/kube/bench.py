@@ -50,6 +50,7 @@ WATCHED = frozenset(
     }
 )
 ROLLOUTS = "argoproj.io/rollouts"
+RELEASE_SECONDS = 12.0  # a fleet release: a 10 s pause between its two steps, and the rest
 STREAM_MAXLEN = 1_000_000  # the bench's own stream cap: nothing it measures may be trimmed before it is read
 
 
@@ -61,6 +62,7 @@ class Phase:
     seconds: float = 0.0
     latencies_ms: list[float] = field(default_factory=list)
     unpublished: int = 0
+    watcher_cpu_seconds: float = 0.0  # what the watcher process burnt meanwhile (contention-proof)
 
     @property
     def per_second(self) -> float:
@@ -89,6 +91,9 @@ class BenchResult:
             "throughput_changes": self.throughput.changes,
             "throughput_window_seconds": round(self.throughput.seconds, 2),
             "throughput_latency_p99_ms": round(_pct(burst, 99), 1) if burst else None,
+            "watcher_cpu_ms_per_change": round(
+                1000 * self.throughput.watcher_cpu_seconds / max(1, self.throughput.changes), 3
+            ),
             "latency_changes_per_second": round(self.steady_offered_per_second, 1),
             "latency_samples": len(lat),
             "latency_unpublished": self.steady.unpublished,
@@ -181,6 +186,12 @@ def _id_pair(stream_id: bytes | str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _memory(pid: int) -> tuple[float, float]:
     values = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -214,7 +225,7 @@ def run_bench(
     seconds: float,
     redis_url: str,
     history: bool,
-    burst_churn: float = 40.0,
+    burst_churn: float = 80.0,
     burst_seconds: float = 10.0,
     namespaces: int = 50,
     log: Any = print,
@@ -265,17 +276,20 @@ def run_bench(
             stream.read()
 
             # Throughput: more churn than the target needs, for a fixed window.
-            burst = _phase(kube, sim, writes, stream, burst_churn, burst_seconds, settle=60.0)
+            before = kube.call(writes.mark)[0]
+            burst = _phase(kube, sim, writes, stream, burst_churn, burst_seconds, settle=60.0, pid=proc.pid)
             burst.seconds = max(burst.seconds, 1e-9)
             log(f"throughput: {burst.changes} changes published within {burst.seconds:.2f}s")
-            kube.call(sim.set_churn, 0)
-            time.sleep(12.0)  # the burst's releases finish (10 s pause) before the steady phase
+            time.sleep(RELEASE_SECONDS)  # the burst's releases finish before the steady phase
             stream.read()
 
-            # Latency at a steady load: churn sized from what one release costs in changes.
-            per_release = burst.changes / max(1.0, burst_churn * burst_seconds)
+            # Latency at a steady load: churn sized from what a whole release costs in changes, and one
+            # release's time to warm up so that every stage of a release is under way.
+            per_release = (kube.call(writes.mark)[0] - before) / (burst_churn * burst_seconds)
             churn = rate / max(per_release, 1.0)
-            steady = _phase(kube, sim, writes, stream, churn, seconds, settle=30.0)
+            steady = _phase(
+                kube, sim, writes, stream, churn, seconds, settle=30.0, pid=proc.pid, warmup=RELEASE_SECONDS
+            )
             offered = steady.changes / seconds
             samples = len(steady.latencies_ms)
             log(f"steady: churn {churn:.1f}/s gave {offered:.0f} changes/s, {samples} samples")
@@ -292,15 +306,27 @@ def run_bench(
 
 
 def _phase(
-    kube: Any, sim: Any, writes: WriteLog, stream: Publications, churn: float, seconds: float, settle: float
+    kube: Any,
+    sim: Any,
+    writes: WriteLog,
+    stream: Publications,
+    churn: float,
+    seconds: float,
+    *,
+    settle: float,
+    pid: int,
+    warmup: float = 0.0,
 ) -> Phase:
     """Churn at ``churn`` for ``seconds``; then wait (up to ``settle``) until every Rollout written in the
     window is published and measure each write's latency from the stream."""
-    changes0, rollouts0 = kube.call(writes.mark)
-    t0 = time.time()
     kube.call(sim.set_churn, churn)
+    time.sleep(warmup)
+    changes0, rollouts0 = kube.call(writes.mark)
+    cpu0 = _cpu_seconds(pid)
+    t0 = time.time()
     time.sleep(seconds)
     changes1, rollouts1 = kube.call(writes.mark)
+    kube.call(sim.set_churn, 0)  # what is measured is the window's writes; no more load while they settle
     window = writes.rollouts[rollouts0:rollouts1]
     deadline = time.monotonic() + settle
     while True:
@@ -313,7 +339,8 @@ def _phase(
     if os.environ.get("BENCH_DEBUG"):
         with open(os.environ["BENCH_DEBUG"] + f"-{churn:.0f}.json", "w") as fh:
             json.dump({"window": window, "pub": {k: stream.by_rollout[k] for k, _, _ in window}}, fh)
-    phase = Phase(changes=changes1 - changes0, unpublished=len(window) - len(published))
+    cpu = _cpu_seconds(pid) - cpu0
+    phase = Phase(changes1 - changes0, unpublished=len(window) - len(published), watcher_cpu_seconds=cpu)
     # A stream id has millisecond resolution: a publication within the write's own millisecond reads 0.
     phase.latencies_ms = [max(0.0, (at - wall) * 1000) for at, wall in published]
     phase.seconds = (max(at for at, _ in published) - t0) if published else 0.0

@@ -36,6 +36,7 @@ import orjson
 
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.findings import Thresholds, detect_findings
+from dashboard.domain.findings.base import SCALE_DOWN_DEADLINE
 from dashboard.domain.observations import Observations, RolloutObjects, observe
 from dashboard.domain.rollout_view import build_rollout_view
 from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
@@ -175,6 +176,8 @@ class Watcher:
         self._logged: set[tuple[str, str]] = set()
         # Per rollout UID: what the detectors need beyond one snapshot (hash changes, weight writers).
         self._history: dict[str, Observations] = {}
+        # Rollouts whose findings can change with time alone (an ordered set), and where the recheck is.
+        self._timed: dict[str, None] = {}
         self._recheck_cursor = 0
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
@@ -218,6 +221,7 @@ class Watcher:
         uid = uid_of(rollout)
         if event_type == "DELETED":
             self._history.pop(uid, None)
+            self._timed.pop(uid, None)
             return
         try:
             self._history[uid] = observe(self._history.get(uid), None, RolloutObjects(rollout), at)
@@ -314,16 +318,17 @@ class Watcher:
                 self._wake.set()
 
     async def recheck_forever(self, tick: float = 1.0) -> None:
-        """Re-evaluate every rollout once per ``recheck_seconds``: a slice of them each ``tick``, so that
-        time-driven findings appear and clear on time without rebuilding the whole fleet in one burst."""
+        """Re-evaluate every rollout whose findings can change with time alone once per
+        ``recheck_seconds``: a slice of them each ``tick``, so that such findings appear and clear on
+        time without rebuilding many views in one burst."""
         await self._ready.wait()
         while True:
             await asyncio.sleep(tick)
             self.recheck_slice(tick / max(self.settings.recheck_seconds, tick))
 
     def recheck_slice(self, fraction: float) -> None:
-        """Mark the next ``fraction`` of the rollouts dirty (round-robin over the cache)."""
-        uids = list(self.cache.rollouts())
+        """Mark the next ``fraction`` of the time-sensitive rollouts dirty (round-robin)."""
+        uids = list(self._timed)
         if not uids:
             return
         count = max(1, math.ceil(len(uids) * fraction))
@@ -432,6 +437,7 @@ class Watcher:
             self._digest.pop(uid, None)
             self._keys.pop(uid, None)
             self._publish_tokens.pop(uid, None)
+            self._timed.pop(uid, None)
         self.stats.published += len(updates)
         self.stats.removed += len(removals)
         if self.on_published is not None and published:
@@ -473,7 +479,25 @@ class Watcher:
             self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")
             findings = []
         view["findings"] = [finding.to_dict() for finding in findings]
+        if self._changes_with_time(uid, inputs, view):
+            self._timed[uid] = None
+        else:
+            self._timed.pop(uid, None)
         return view
+
+    def _changes_with_time(self, uid: str, inputs: RolloutInputs, view: Mapping[str, Any]) -> bool:
+        """Whether time alone can change this rollout's findings: a release under way (stuck at step 0),
+        findings to clear, a canary weight that was fought over, or a ReplicaSet with a scale-down
+        deadline (an orphan once it passes). A Healthy, quiet rollout needs no recheck."""
+        if view.get("status") != "Healthy" or view.get("findings"):
+            return True
+        history = self._history.get(uid)
+        if history is not None and history.weights:
+            return True
+        return any(
+            SCALE_DOWN_DEADLINE in ((rs.get("metadata") or {}).get("annotations") or {})
+            for rs in inputs.replicasets
+        )
 
     async def _resync(self) -> None:
         """Make the bus hold exactly this cluster's current views (after getting the lease)."""

@@ -96,6 +96,9 @@ def fleet_row(view: Mapping[str, Any]) -> dict[str, Any]:
         "releaseStartedAt": view.get("releaseStartedAt"),
         "updatedAt": view.get("updatedAt"),
         "weightSource": view.get("weightSource"),
+        # What the sync engine says, shown beside what the rollout says (the managing Application's words).
+        "gitopsHealth": (view.get("gitops") or {}).get("health"),
+        "gitopsSync": (view.get("gitops") or {}).get("sync"),
     }
     return row
 

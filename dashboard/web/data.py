@@ -8,6 +8,7 @@ a hundred pages watching one rollout present each update once. Non-goal: writing
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
@@ -15,8 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dashboard.live.bus import Entry, LiveBus, get_bus, parse_id
+from dashboard.web.canary import CONTROLLER as CANARY_CONTROLLER
+from dashboard.web.canary import present_canary
 from dashboard.web.fleet_index import FleetIndex
-from dashboard.web.rollout import TIMELINE_LIMIT, present_rollout
+from dashboard.web.rollout import TIMELINE_LIMIT, present_rollout, with_actions
+from dashboard.web.timefmt import parse_time
 
 _bus: LiveBus | None = None
 
@@ -35,6 +39,7 @@ def reset() -> None:
     _bus = None
     _events.clear()
     _pages.clear()
+    _chains.clear()
     fleet_index.clear()
 
 
@@ -132,44 +137,30 @@ def _release_dict(r: Any) -> dict[str, Any]:
     }
 
 
-def _audit_actions_sync(
-    key: str, since: datetime | None, until: datetime | None, limit: int = 500
-) -> list[dict[str, Any]]:
-    """User actions on the rollout from the audit log, oldest first, as timeline events.
+def actions_installed() -> bool:
+    from django.apps import apps
 
-    The audit log belongs to the actions app; a deployment without it (or its table) has no actions.
-    """
+    return apps.is_installed("dashboard.actions")
+
+
+def _audit_actions_sync(
+    key: str, since: datetime | None = None, until: datetime | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """User actions on the rollout from the audit log (``dashboard.actions.timeline``), oldest first, as
+    timeline events with their ``moment`` (for merging). A deployment without the actions app (or its
+    table) has no actions."""
     from django.db import DatabaseError
 
-    try:
-        from dashboard.actions.models import AuditEntry
-    except (ImportError, LookupError):
+    if not actions_installed():
         return []
-    cluster, namespace, name = split_key(key) or ("", "", "")
-    rows = AuditEntry.objects.attempts().filter(cluster=cluster, namespace=namespace, rollout=name)
-    if since is not None:
-        rows = rows.filter(at__gte=since)
-    if until is not None:
-        rows = rows.filter(at__lte=until)
+    from dashboard.actions.timeline import audit_events
+
     try:
-        found = list(rows.order_by("-at", "-id")[:limit])
+        events = audit_events(key, limit, since=since, until=until)
     except DatabaseError:
         return []
-    events = []
-    for row in reversed(found):
-        final = row.final()
-        outcome = final.outcome if final is not None else "accepted"
-        events.append(
-            {
-                "kind": "action",
-                "at": row.at.isoformat(),
-                "title": f"{row.actor}: {row.action} ({outcome})",
-                "podHash": None,
-                "data": {"actor": row.actor, "action": row.action, "outcome": outcome},
-                "key": key,
-                "moment": row.at,
-            }
-        )
+    for event in events:
+        event["moment"] = parse_time(event.get("at")) or datetime.min.replace(tzinfo=UTC)
     return events
 
 
@@ -177,8 +168,9 @@ def _acted(actions: Sequence[Mapping[str, Any]]) -> list[str]:
     """Who acted, in order of first action: attempts that got past the permission check."""
     who: dict[str, None] = {}
     for event in actions:
-        if event["data"]["outcome"] not in ("denied",):
-            who.setdefault(f"{event['data']['actor']} ({event['data']['action']})", None)
+        detail = event.get("data") or {}
+        if detail.get("outcome") not in ("denied",):
+            who.setdefault(f"{detail.get('actor')} ({detail.get('action')})", None)
     return list(who)
 
 
@@ -273,13 +265,83 @@ def note_entries(key: str, entries: Sequence[tuple[str, Entry]]) -> None:
     _events.add(key, entries)
 
 
+async def timeline_events(key: str, stream_id: str) -> list[Mapping[str, Any]]:
+    """The rollout's recent timeline: recorded events and the audit's user actions, oldest first."""
+    from asgiref.sync import sync_to_async
+
+    recorded = await recent_events(key, stream_id)
+    try:
+        actions = await sync_to_async(_audit_actions_sync)(key, None, None, TIMELINE_LIMIT)
+    except Exception:  # the audit is an addition to the live page, never a reason for it to fail
+        logging.getLogger(__name__).warning("reading the audit for %s failed", key, exc_info=True)
+        actions = []
+    for action in actions:
+        action.pop("moment", None)
+    return with_actions(recorded, actions)
+
+
+_chains: OrderedDict[str, tuple[float, str, dict[str, Any] | None]] = OrderedDict()
+CHAIN_TTL = 10.0  # webhooks change the chain without a new view: re-read it at least this often
+
+
+def _chain_sync(key: str, view: Mapping[str, Any]) -> dict[str, Any]:
+    from dashboard.gitops.queries import latest_chain
+
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    return latest_chain(cluster, namespace, name, view)
+
+
+async def gitops_chain(key: str, view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The GitOps chain behind the rollout (cached per Application state for ``CHAIN_TTL``); None when
+    it cannot be read (the diagram then shows what the view alone knows)."""
+    import hashlib
+    import time
+
+    from asgiref.sync import sync_to_async
+
+    digest = hashlib.blake2b(
+        json.dumps(view.get("gitops"), sort_keys=True, default=str).encode(), digest_size=16
+    ).hexdigest()
+    cached = _chains.get(key)
+    if cached is not None and cached[1] == digest and time.monotonic() - cached[0] < CHAIN_TTL:
+        return cached[2]
+    try:
+        chain: dict[str, Any] | None = await sync_to_async(_chain_sync)(key, view)
+    except Exception:
+        logging.getLogger(__name__).warning("reading the GitOps chain of %s failed", key, exc_info=True)
+        chain = None
+    _chains[key] = (time.monotonic(), digest, chain)
+    _chains.move_to_end(key)
+    while len(_chains) > _PAGE_MEMO:
+        _chains.popitem(last=False)
+    return chain
+
+
+async def release_chain(key: str, pod_hash: str, view: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The chain behind one release (merge → commit → sync → revision); None when it cannot be read."""
+    from asgiref.sync import sync_to_async
+
+    from dashboard.gitops.queries import chain_for_release
+
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    try:
+        return await sync_to_async(chain_for_release)(cluster, namespace, name, pod_hash, view)
+    except Exception:
+        logging.getLogger(__name__).warning("reading the chain of %s@%s failed", key, pod_hash, exc_info=True)
+        return None
+
+
 async def rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> dict[str, Any]:
-    """The presented rollout page for ``view`` as of ``stream_id``, memoised across connections."""
+    """The presented rollout (or Flagger Canary) page for ``view`` as of ``stream_id``, memoised across
+    connections."""
     memo = (key, stream_id)
     page = _pages.get(memo)
     if page is None:
-        events = await recent_events(key, stream_id)
-        page = present_rollout(view, now(), events)
+        events = await timeline_events(key, stream_id)
+        if view.get("controller") == CANARY_CONTROLLER:
+            page = present_canary(view, now(), events)
+        else:
+            page = present_rollout(view, now(), events, await gitops_chain(key, view))
         _pages[memo] = page
         while len(_pages) > _PAGE_MEMO:
             _pages.popitem(last=False)

@@ -35,6 +35,19 @@ STATUS_ICONS = {
 }
 
 
+# The progressive-delivery controller behind a row: (label shown, icon name in the page's sprite).
+CONTROLLERS = {"argo-rollouts": ("Argo Rollouts", "argo"), "flagger": ("Flagger", "flagger")}
+DEFAULT_CONTROLLER = "argo-rollouts"
+GITOPS_ICONS = {
+    "Healthy": "healthy",
+    "Progressing": "progressing",
+    "Suspended": "paused",
+    "Degraded": "degraded",
+    "Missing": "warning",
+    "Unknown": "unknown",
+}
+
+
 def status_icon(status: object) -> str:
     return STATUS_ICONS.get(str(status), "unknown")
 
@@ -95,6 +108,8 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     labels = row.get("labels") or {}
     started = parse_time(row.get("releaseStartedAt"))
     group = attention_group(row)
+    controller = str(row.get("controller") or DEFAULT_CONTROLLER)
+    health = str(row.get("gitopsHealth") or "")
     return {
         "key": row.get("key") or f"{cluster}/{namespace}/{name}",
         "cluster": cluster,
@@ -102,6 +117,11 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "name": name,
         "url": rollout_path(cluster, namespace, name),
         "strategy": row.get("strategy") or "",
+        "controller": controller,
+        "controllerLabel": CONTROLLERS.get(controller, (controller, ""))[0],
+        # "What the sync engine says" beside the rollout's own status; "" when no Application manages it.
+        "gitops": f"{health} · {row.get('gitopsSync')}" if health and row.get("gitopsSync") else health,
+        "gitopsIcon": GITOPS_ICONS.get(health, "unknown") if health else "",
         "status": row.get("status") or "Unknown",
         "icon": status_icon(row.get("status")),
         "reason": reason_text(row),

@@ -28,7 +28,7 @@ from dashboard.web.fleet import fleet_row
 FIELDS: tuple[str, ...] = (
     "key", "cluster", "namespace", "name", "url", "strategy", "status", "icon", "reason", "group",
     "step", "stepIndex", "stepCount", "setWeight", "actualWeight", "weightSource", "canaryHash",
-    "stableHash", "startedAt", "findings", "labels",
+    "stableHash", "startedAt", "findings", "labels", "controller", "controllerLabel", "gitops", "gitopsIcon",
 )
 _ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 READ_BATCH = 2000

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from dashboard.web.chain import git_node, merge_node, sync_node, view_chain
 from dashboard.web.fleet import status_icon
 from dashboard.web.timefmt import parse_duration, parse_time
 
@@ -90,6 +91,21 @@ def _edge(
         "lx": round(lx),
         "ly": round(ly),
     }
+
+
+def wrap(text: str, width: int, max_lines: int) -> list[str]:
+    """``text`` in lines that fit a box ``width`` px wide at the diagram's line size (last one elided)."""
+    limit = max(8, int((width - 24) / 7))
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= limit:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: limit - 1].rstrip() + "…"
+    return lines
 
 
 def _traffic_width(weight: int | None) -> float:
@@ -210,55 +226,28 @@ def hash_change(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = (
 
 
 def build_flow(
-    view: Mapping[str, Any], now: datetime, events: Sequence[Mapping[str, Any]] = ()
+    view: Mapping[str, Any],
+    now: datetime,
+    events: Sequence[Mapping[str, Any]] = (),
+    chain: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The diagram document; ``chain`` is the GitOps chain from ``dashboard.gitops.queries`` when read."""
     strategy = view.get("strategy") or ""
-    gitops = view.get("gitops") or view.get("argocd") or {}
-    source = view.get("source") or {}
+    links = chain if chain else view_chain(view)
+    sync_stage = links.get("sync") or {}
+    gitops = sync_stage if sync_stage.get("observed") else {}
     nodes: dict[str, dict[str, Any]] = {}
-
-    merge = source.get("merge") if isinstance(source, Mapping) else None
-    nodes["merge"] = _node(
-        "merge", "Merge", 16, 120, 130, 96, (merge or {}).get("title") or NOT_OBSERVED, observed=bool(merge)
-    )
-    if merge:
-        nodes["merge"]["lines"] = [{"text": str(merge.get("author") or ""), "cls": "muted"}]
-
-    commit = source.get("commit") if isinstance(source, Mapping) else None
-    revision = (commit or {}).get("sha") or gitops.get("revision")
-    nodes["git"] = _node(
-        "git",
-        "Git",
-        162,
-        120,
-        130,
-        96,
-        str(revision)[:7] if revision else NOT_OBSERVED,
-        observed=bool(revision),
-        mono=bool(revision),
-    )
-    if commit and commit.get("message"):
-        nodes["git"]["lines"] = [{"text": str(commit["message"]), "cls": "muted"}]
-
-    sync = _node(
-        "sync",
-        "Argo CD sync",
-        308,
-        120,
-        172,
-        96,
-        str(gitops.get("app") or gitops.get("application") or NOT_OBSERVED),
-        observed=bool(gitops),
-    )
-    if gitops:
-        sync["lines"] = [
-            {"text": f"{gitops.get('sync') or 'sync ?'} · {gitops.get('health') or 'health ?'}", "cls": ""}
-        ]
-        renders = gitops.get("renders")
-        if isinstance(renders, int) and renders > 1:
-            sync["alert"] = "warning"
-            sync["marker"] = {"text": f"{renders} renders of this commit", "cls": "warning"}
-    nodes["sync"] = sync
+    for id_, x, w, content in (
+        ("merge", 16, 130, merge_node(links.get("merge") or {})),
+        ("git", 162, 130, git_node(links.get("commit") or {}, links.get("pipeline") or {}, sync_stage)),
+        ("sync", 308, 172, sync_node(sync_stage)),
+    ):
+        observed = content["title"] != NOT_OBSERVED
+        node = _node(id_, content["kind"], x, 110, w, 114, content["title"], observed=observed)
+        node.update({k: v for k, v in content.items() if k not in ("kind", "title")})
+        if not observed:  # why, wrapped to the box (the full text is the node's tooltip too)
+            node["lines"] = [{"text": t, "cls": "muted"} for t in wrap(str(content.get("hint") or ""), w, 3)]
+        nodes[id_] = node
 
     analysis = _current_analysis(view)
     nodes["analysis"] = _node(

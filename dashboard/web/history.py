@@ -15,9 +15,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from dashboard.web.chain import release_chain
 from dashboard.web.flow import build_flow
 from dashboard.web.replay import chart, replay
-from dashboard.web.rollout import TIMELINE_ICONS
+from dashboard.web.rollout import event_icon
 from dashboard.web.timefmt import parse_time, short_age
 
 OUTCOMES = {
@@ -104,9 +105,14 @@ def _historic_flow(view: Mapping[str, Any], at: datetime) -> dict[str, Any]:
 
 
 def present_release(
-    key: str, detail: Mapping[str, Any], live: Mapping[str, Any] | None, now: datetime
+    key: str,
+    detail: Mapping[str, Any],
+    live: Mapping[str, Any] | None,
+    now: datetime,
+    chain: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Everything a release timeline page draws; ``detail`` as from ``data.release_detail_sync``."""
+    """Everything a release timeline page draws; ``detail`` as from ``data.release_detail_sync``,
+    ``chain`` from ``dashboard.gitops.queries.chain_for_release`` (merge → commit → sync → revision)."""
     events = list(detail.get("events") or [])
     base = _replay_base(key, detail, live)
     stable = detail.get("stable")
@@ -153,6 +159,7 @@ def present_release(
         "key": key,
         "release": release,
         "previousPodHash": detail.get("previousPodHash"),
+        "chain": release_chain(chain),
         "frames": out_frames,
         "flows": flows,
         "chart": chart(frames, events),
@@ -161,7 +168,7 @@ def present_release(
                 "at": str(e.get("at") or ""),
                 "when": when(e.get("at")),
                 "kind": str(e.get("kind") or ""),
-                "icon": TIMELINE_ICONS.get(str(e.get("kind")), "info"),
+                "icon": event_icon(e),
                 "title": str(e.get("title") or e.get("kind") or ""),
                 "podHash": e.get("podHash") or "",
                 "frame": event_frame.get(i, 0),

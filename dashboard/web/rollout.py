@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from dashboard.web.fleet import reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
-from dashboard.web.timefmt import age_since, clock
+from dashboard.web.timefmt import age_since, clock, parse_time
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
@@ -32,13 +32,17 @@ ARGOCD_ICONS = {
 
 
 def present_rollout(
-    view: Mapping[str, Any], now: datetime, events: Sequence[Mapping[str, Any]] = ()
+    view: Mapping[str, Any],
+    now: datetime,
+    events: Sequence[Mapping[str, Any]] = (),
+    chain: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The rollout page's document; ``events`` are the rollout's recent timeline events, oldest first."""
+    """The rollout page's document; ``events`` are the rollout's recent timeline events (user actions
+    included), oldest first; ``chain`` the GitOps chain when it could be read (else the view's own)."""
     return {
         "key": f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}",
         "header": header(view, now, events),
-        "flow": build_flow(view, now, events),
+        "flow": build_flow(view, now, events, chain),
         "steps": steps(view, events),
         "revisions": revisions(view),
         "analysis": analysis_charts(view),
@@ -372,6 +376,32 @@ TIMELINE_ICONS = {
 }
 
 
+# A user action's icon says how it ended (the audit's outcomes).
+ACTION_ICONS = {"done": "healthy", "accepted": "progressing", "denied": "warning", "refused": "warning",
+                "failed": "degraded", "conflict": "warning"}  # fmt: skip
+
+
+def event_icon(event: Mapping[str, Any]) -> str:
+    if event.get("kind") == "action":
+        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        return ACTION_ICONS.get(str((data or {}).get("outcome")), "info")
+    return TIMELINE_ICONS.get(str(event.get("kind")), "info")
+
+
+def with_actions(
+    events: Sequence[Mapping[str, Any]], actions: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """Recorded timeline events and the audit's user actions in one list, oldest first.
+
+    The sort is stable, so events recorded at the same moment keep their recorded order; an event
+    without a readable time sorts first rather than breaking the page.
+    """
+    if not actions:
+        return list(events)
+    floor = datetime.min.replace(tzinfo=UTC)
+    return sorted([*events, *actions], key=lambda e: parse_time(e.get("at")) or floor)
+
+
 def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The most recent timeline events, newest first, as clock time + icon + title."""
     recent = list(events)[-TIMELINE_LIMIT:]
@@ -380,7 +410,7 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "at": str(e.get("at") or ""),
             "clock": clock(e.get("at")),
             "kind": str(e.get("kind") or ""),
-            "icon": TIMELINE_ICONS.get(str(e.get("kind")), "info"),
+            "icon": event_icon(e),
             "title": str(e.get("title") or e.get("kind") or ""),
             "critical": e.get("kind") in ("release.rerendered", "release.aborted"),
         }

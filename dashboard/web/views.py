@@ -132,7 +132,8 @@ async def _release_document(
     if detail is None:
         return None
     _, live = await data.gather_rollout(key)
-    return present_release(key, detail, live, data.now())
+    chain = await data.release_chain(key, pod_hash, live)
+    return present_release(key, detail, live, data.now(), chain)
 
 
 @never_cache
@@ -146,6 +147,7 @@ async def release_page(
         raise Http404("no such release")
     context = {
         "initial_json": embed_json(document),
+        "initial": document,
         "release": document["release"],
         "cluster": cluster,
         "namespace": namespace,
@@ -208,7 +210,7 @@ async def api_timeline(request: HttpRequest, cluster: str, namespace: str, name:
     if not can_view(request.reader, key):  # type: ignore[attr-defined]
         return JsonResponse({"error": f"no rollout {key}"}, status=404)
     stream_id, view = await data.gather_rollout(key)
-    events = await data.recent_events(key, stream_id)
+    events = await data.timeline_events(key, stream_id)
     if view is None and not events:
         return JsonResponse({"error": f"no rollout {key}"}, status=404)
     return JsonResponse({"key": key, "streamId": stream_id, "events": list(events)})

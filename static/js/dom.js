@@ -57,5 +57,16 @@
     return (m ? m + " m " : "") + s + " s left";
   }
 
-  window.UI = { el: el, svg: svg, icon: icon, clear: clear, fill: fill, readJSON: readJSON, countdown: countdown };
+  // The progressive-delivery controller's mark: steps for Argo Rollouts, a flag for Flagger.
+  var CONTROLLER_PATHS = {
+    "argo-rollouts": "M2 13h3v-3h3V7h3V4h3",
+    "flagger": "M4 14.5V2M4 2.5h8.5l-2.2 3 2.2 3H4",
+  };
+  function controllerIcon(name) {
+    var d = CONTROLLER_PATHS[name] || CONTROLLER_PATHS["argo-rollouts"];
+    return svg("svg", { "class": "icon ctl ctl-" + (name || "argo-rollouts"), viewBox: "0 0 16 16", "aria-hidden": "true" },
+      svg("path", { d: d, fill: "none", stroke: "currentColor", "stroke-width": 1.6, "stroke-linecap": "round", "stroke-linejoin": "round" }));
+  }
+
+  window.UI = { el: el, svg: svg, icon: icon, controllerIcon: controllerIcon, clear: clear, fill: fill, readJSON: readJSON, countdown: countdown };
 })();

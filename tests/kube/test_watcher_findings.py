@@ -85,13 +85,17 @@ async def test_a_finding_is_cleared_when_the_rollout_moves_on_and_both_moments_a
     assert row["findings"] == {"critical": 0, "warning": 0, "info": 0}
 
 
-async def test_the_recheck_goes_round_the_whole_fleet_a_slice_at_a_time() -> None:
+async def test_the_recheck_goes_round_every_rollout_that_time_can_change_a_slice_at_a_time() -> None:
     watcher, _ = make_watcher(Clock())
     for i in range(10):
         obj = rollout(STUCK)
         obj["metadata"].update(uid=f"uid-{i}", name=f"r{i}")
         watcher.changed("Rollout", "ADDED", obj)
-    watcher._dirty.clear()
+    quiet = rollout()  # Healthy, fully promoted, nothing to find: time changes nothing
+    quiet["metadata"].update(uid="quiet", name="quiet")
+    watcher.changed("Rollout", "ADDED", quiet)
+    await watcher.flush()
+    assert not watcher._dirty
     marked: list[str] = []
     for _ in range(4):
         watcher.recheck_slice(0.25)

@@ -54,3 +54,20 @@ async def test_a_change_during_an_inflight_publish_is_published_next() -> None:
     view = await bus.snapshot(KEY)
     assert view is not None and view["currentStepIndex"] == 1
     assert not watcher._dirty
+
+
+async def test_a_short_burst_is_published_at_once_and_then_at_most_once_per_interval() -> None:
+    bus = MemoryBus(prefix=uuid.uuid4().hex)
+    settings = PipelineSettings(min_publish_interval=60, publish_burst=3)  # no refill during the test
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=settings)
+    watcher.leader = True
+    for step in range(5):
+        watcher.changed("Rollout", "MODIFIED" if step else "ADDED", rollout(status(step)))
+        await watcher.flush()
+    view = await bus.snapshot(KEY)
+    assert view is not None and view["currentStepIndex"] == 2  # three at once, the rest waits
+    assert watcher._dirty and watcher._timer is not None
+    await watcher.flush(force=True)
+    view = await bus.snapshot(KEY)
+    assert view is not None and view["currentStepIndex"] == 4  # the latest state wins
+    watcher._timer.cancel()

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--rate", type=float, default=200.0, help="changes/s for the latency phase")
         parser.add_argument("--seconds", type=float, default=15.0, help="length of the latency phase")
         parser.add_argument(
-            "--burst-churn", type=float, default=40.0, help="new releases/s during the throughput phase"
+            "--burst-churn", type=float, default=80.0, help="new releases/s during the throughput phase"
         )
         parser.add_argument(
             "--burst-seconds", type=float, default=10.0, help="length of the throughput phase"
