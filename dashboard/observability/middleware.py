@@ -74,7 +74,9 @@ def _finish(request: HttpRequest, response: HttpResponseBase, rid: str, started:
     response[HEADER] = rid
     if request.path in QUIET_PATHS and response.status_code < 400:
         return
-    user = getattr(request, "user", None)
+    # Only a user the request already loaded: resolving the lazy `request.user` here would touch the
+    # session synchronously, which Django refuses inside an async request.
+    user = getattr(request, "_cached_user", None) or getattr(request, "_acached_user", None)
     log.info(
         "%s %s %s",
         request.method,

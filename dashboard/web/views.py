@@ -25,7 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET
 
-from dashboard.access.rbac import aaccess_for
+from dashboard.access.rbac import aaccess_for, access_for
 from dashboard.access.visibility import can_view, may_read, visible
 from dashboard.live.bus import BusError
 from dashboard.web import data
@@ -91,8 +91,11 @@ async def rollout_page(request: HttpRequest, cluster: str, namespace: str, name:
         raise Http404("no such rollout")
     stream_id, view = await data.gather_rollout(key)
     page = await data.rollout_page(key, view, stream_id) if view else None
+    controller = str((view or {}).get("controller") or "argo-rollouts")
     context = {
         "initial": {"streamId": stream_id, "view": view, "page": page},
+        "controller": controller,
+        "canary_actions": canary_actions(request.reader, key) if controller == "flagger" else [],  # type: ignore[attr-defined]
         "cluster": cluster,
         "namespace": namespace,
         "name": name,
@@ -156,6 +159,17 @@ async def release_page(
         "page": "release",
     }
     return render(request, "dashboard/release.html", context)
+
+
+def canary_actions(user: Any, key: str) -> list[str]:
+    """The Canary actions ``user`` may take on ``key``: the gate server's own permission rule (each maps
+    to the Rollout action of the same meaning), so a button shown is a button that is allowed."""
+    from dashboard.flagger_gates.services import ACTIONS, PERMISSION
+
+    if not getattr(user, "is_authenticated", False):
+        return []
+    access = access_for(user)
+    return [action for action in ACTIONS if access.can(PERMISSION[action], key)]
 
 
 # --- JSON API (DESIGN §3) ---------------------------------------------------------------------------

@@ -16,6 +16,12 @@
     return value.length > max ? value.slice(0, Math.max(1, max - 1)) + "…" : value;
   }
 
+  // Links come from webhook payloads; the presenter passes only http(s) URLs (dashboard/web/chain.py).
+  function link(url, child) {
+    if (!url) return child;
+    return svg("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, child);
+  }
+
   function iconAt(name, x, y) {
     return svg("svg", { x: x, y: y, width: 16, height: 16, "class": "icon s-" + name }, svg("use", { href: "#i-" + name }));
   }
@@ -24,25 +30,28 @@
     var cls = "node node-" + node.id + (node.observed ? "" : " unobserved") + (node.dashed ? " dashed" : "") +
       (node.alert ? " alert-" + node.alert : "") + (node.faded ? " faded" : "");
     var g = svg("g", { "class": cls, "data-node": node.id });
-    var title = svg("title"); title.textContent = node.kind + ": " + node.title; g.appendChild(title);
+    var title = svg("title"); title.textContent = node.kind + ": " + node.title + (node.hint ? " — " + node.hint : ""); g.appendChild(title);
     g.appendChild(svg("rect", { "class": "box", x: node.x, y: node.y, width: node.w, height: node.h, rx: 8 }));
     var x = node.x + 12, y = node.y + 20;
     g.appendChild(text(x, y, "kind", fit(node.kind.toUpperCase(), node.w - 40, 11)));
     if (node.status) g.appendChild(iconAt(node.status, node.x + node.w - 26, node.y + 8));
     y += 22;
-    g.appendChild(text(x, y, "title" + (node.mono ? " mono" : ""), fit(node.title, node.w - 24, node.mono ? 15 : 16)));
+    var heading = text(x, y, "title" + (node.mono ? " mono" : "") + (node.url ? " link" : ""), fit(node.title, node.w - 24, node.mono ? 15 : 16));
+    g.appendChild(link(node.url, heading));
     if (node.big) { y += 30; g.appendChild(text(x, y, "big", node.big)); }
     (node.lines || []).forEach(function (line) {
       y += 18;
       var value = line.until ? "Pause · " + UI.countdown(line.until) : line.text;
       var attrs = line.until ? { "data-until": line.until } : null;
-      g.appendChild(text(x, y, "line " + (line.cls || ""), fit(value, node.w - 24, 12.5), attrs));
+      var indent = line.icon ? 18 : 0;
+      if (line.icon) g.appendChild(iconAt(line.icon, x, y - 12));
+      g.appendChild(link(line.url, text(x + indent, y, "line " + (line.cls || "") + (line.url ? " link" : ""), fit(value, node.w - 24 - indent, 12.5), attrs)));
     });
     if (node.marker) {
       var mh = node.marker.sub ? 38 : 22, my = node.y + node.h + 6;
       g.appendChild(svg("rect", { "class": "marker-bg " + node.marker.cls, x: node.x, y: my, width: node.w, height: mh, rx: 6 }));
       g.appendChild(text(x, my + 15, "marker " + node.marker.cls, fit(node.marker.text, node.w - 20, 12),
-        { "data-marker": node.marker.reset ? "step-reset" : "hash-change" }));
+        { "data-marker": node.marker.role || (node.marker.reset ? "step-reset" : "hash-change") }));
       if (node.marker.sub) g.appendChild(text(x, my + 31, "marker " + node.marker.cls, node.marker.sub, { "data-marker": "hashes" }));
     }
     return g;

@@ -139,11 +139,148 @@
     });
   }
 
+  // --- Flagger Canary (page.kind === "canary", dashboard/web/canary.py) ---------------------------------
+  var canaryMay = UI.readJSON("canary-permissions") || [];
+  var canaryBase = "/api/v1/canaries/" + key.split("/").map(encodeURIComponent).join("/") + "/actions/";
+
+  function csrf() {
+    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]*)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function canaryAct(action, label, destructive) {
+    if (destructive && !window.confirm(label + " " + key + "? Flagger acts on its next analysis tick.")) return;
+    var result = document.getElementById("canary-action-result");
+    result.hidden = false; result.className = "note action-result"; result.textContent = label + "…";
+    fetch(canaryBase + encodeURIComponent(action), { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrf() } })
+      .then(function (r) { return r.json().catch(function () { return { outcome: "failed", detail: "HTTP " + r.status }; }); })
+      .then(function (body) {
+        result.className = "note action-result " + (body.outcome === "done" ? "ok" : "critical");
+        result.textContent = label + ": " + (body.detail || body.error || body.outcome);
+      })
+      .catch(function (error) { result.className = "note action-result critical"; result.textContent = label + " failed: " + error; });
+  }
+
+  function actButton(action, label, destructive) {
+    if (!action || canaryMay.indexOf(action) < 0) return null;
+    return el("button", { type: "button", "class": "btn" + (destructive ? " danger" : ""), "data-canary-action": action,
+      onclick: function () { canaryAct(action, label, destructive); } }, label);
+  }
+
+  function canaryBadges(h) {
+    var parts = [
+      el("span", { "class": "pair", "data-badge": "controller", title: "The progressive-delivery controller" },
+        el("span", { "class": "k", text: "Controller" }), el("span", null, UI.controllerIcon("flagger"), el("span", { text: "Flagger · Canary" }))),
+      el("span", { "class": "pair", "data-badge": "flagger-phase", title: "Flagger's own phase word (status.phase)" },
+        el("span", { "class": "k", text: "Flagger phase" }), el("span", { "data-field": "phase", text: h.phase }),
+        h.phaseWords ? el("span", { "class": "muted", text: h.phaseWords }) : null),
+      el("span", { "class": "pair", "data-badge": "phase", title: "The same state in this dashboard's status words" },
+        el("span", { "class": "k", text: "Status here" }), el("span", null, icon(h.icon), el("span", { "data-field": "status", text: h.status }))),
+      el("span", { "class": "pair", "data-badge": "argocd", title: "Health as Argo CD reports (or would compute) it" },
+        el("span", { "class": "k", text: h.argocd.source === "computed" ? "Argo CD (computed)" : "Argo CD" }),
+        el("span", null, icon(h.argocd.observed ? h.argocd.icon : "unknown"), el("span", { text: h.argocd.health })),
+        h.argocd.sync ? el("span", { text: h.argocd.sync }) : null),
+    ];
+    if (h.message) parts.push(el("span", { "class": "muted", "data-field": "message", text: "“" + h.message + "”" }));
+    if (h.suspended) parts.push(el("span", { "class": "badge tone-warning" }, icon("paused"), "suspended"));
+    if (h.findings.critical) parts.push(el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical"));
+    if (h.findings.warning) parts.push(el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning" + (h.findings.warning > 1 ? "s" : "")));
+    return parts;
+  }
+
+  function canaryMeta(h) {
+    function item(label, value, field) { return el("span", null, label + " ", el("b", { "data-field": field || null, text: value })); }
+    var out = [item("Strategy", h.flaggerStrategy + (h.provider ? " · " + h.provider : ""))];
+    if (h.progress) out.push(item("Progress", h.progress, "step"));
+    out.push(item("Weight", pct(h.setWeight) + " in status", "setWeight"));
+    out.push(item("Routed", pct(h.actualWeight) + (h.weightSource ? " (" + h.weightSource + ")" : ""), "actualWeight"));
+    out.push(item("Failed checks", h.failedChecks + " / " + h.threshold));
+    if (h.canaryImage) out.push(item("Image", h.canaryImage));
+    if (h.stableImage) out.push(item("Primary", h.stableImage));
+    if (h.phaseSince) out.push(item("Phase since", h.phaseSince));
+    return out;
+  }
+
+  function canaryNotes(list) {
+    if (!list.length) return [el("p", { "class": "none" }, icon("healthy"), " Flagger's status tells the truth here: nothing to correct.")];
+    return list.map(function (n) {
+      return el("article", { "class": "cnote", "data-note": n.code },
+        el("div", { "class": "cnote-field mono", text: n.field }),
+        el("div", { "class": "tiles" },
+          el("div", { "class": "tile says" }, el("div", { "class": "label", text: "What the status says" }), el("div", { "class": "v", text: n.says })),
+          el("div", { "class": "tile truth" }, el("div", { "class": "label", text: "What is true" }), el("div", { "class": "v", text: n.truth })),
+          el("div", { "class": "tile" }, el("div", { "class": "label", text: "Source" }), el("div", { "class": "v", text: n.source }))),
+        el("p", { "class": "muted", text: n.text }));
+    });
+  }
+
+  function canaryGates(list) {
+    if (!list.length) return [el("li", { "class": "none", text: "No gate webhooks: Flagger decides alone." })];
+    return list.map(function (g) {
+      return el("li", { "class": "gate g-" + g.state, "data-gate": g.name },
+        icon(g.icon),
+        el("div", null,
+          el("div", null, el("b", { text: g.name }), el("span", { "class": "muted", text: " · " + g.type + " · " }), el("span", { "class": "gstate", text: g.state }),
+            g.since ? el("span", { "class": "muted", text: " since " + g.since }) : null),
+          el("div", { "class": "muted", text: g.state === "waiting" ? "waiting for " + g.waitingFor : g.waitingFor })),
+        g.action ? actButton(g.action, g.actionLabel, g.destructive) : null);
+    });
+  }
+
+  function canaryChecks(list) {
+    document.getElementById("checks-sub").textContent = list.length + " check" + (list.length === 1 ? "" : "s");
+    if (!list.length) return [el("tr", null, el("td", { colspan: "5", "class": "muted", text: "No checks configured." }))];
+    return list.map(function (c) {
+      return el("tr", { "data-check": c.name },
+        el("td", null, el("b", { text: c.name }), el("div", { "class": "muted", text: c.kind + " · " + c.type })),
+        el("td", { "class": "mono", text: c.threshold || "—" }),
+        el("td", { "class": "mono", text: c.lastValue === "" ? "—" : String(c.lastValue) }),
+        el("td", null, icon(c.icon), " ", c.lastResult, c.at ? el("div", { "class": "muted", text: c.at }) : null),
+        el("td", { "class": "muted", text: c.source || "—" }));
+    });
+  }
+
+  function canaryEvents(list) {
+    if (!list.length) return [el("li", { "class": "none", text: "No events about this Canary." })];
+    return list.map(function (e) {
+      return el("li", { "class": e.type === "Warning" ? "crit" : "", "data-kind": e.kind || "event" },
+        el("span", { "class": "t", text: e.at }), icon(e.icon),
+        el("span", { "class": "title", text: e.message + (e.count > 1 ? " (×" + e.count + ")" : "") }));
+    });
+  }
+
+  function renderCanary(page) {
+    var h = page.header;
+    fill(document.getElementById("badges"), canaryBadges(h));
+    fill(document.getElementById("meta"), canaryMeta(h));
+    document.getElementById("flow-sub").textContent = h.cluster + " / " + h.namespace + (h.progress ? " · " + h.progress : "");
+    Flow.draw(document.getElementById("flow"), page.flow);
+    fill(document.getElementById("findings-count"),
+      h.findings.critical ? el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical") : null,
+      h.findings.warning ? el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning") : null);
+    fill(document.getElementById("findings"), findings(page.findings));
+    fill(document.getElementById("canary-notes"), canaryNotes(page.notes));
+    fill(document.getElementById("canary-gates"), canaryGates(page.gates));
+    fill(document.getElementById("canary-actions"),
+      actButton("pause", "Hold traffic", false),
+      h.suspended ? actButton("resume", "Resume", false) : actButton("suspend", "Suspend", true),
+      !h.suspended ? actButton("resume", "Resume", false) : null);
+    fill(document.getElementById("canary-checks"), canaryChecks(page.checks));
+    fill(document.getElementById("canary-events"), canaryEvents(page.events));
+    fill(document.getElementById("timeline"), timeline(page.timeline));
+    document.body.setAttribute("data-stream-id", page.updatedAt || "");
+  }
+
+  var shownAs = UI.readJSON("rollout-controller") || "argo-rollouts";
+
   function render(page) {
     current = page;
     var missing = document.getElementById("not-found");
     if (missing) missing.hidden = !!page;
     if (!page) return;
+    // The page's panels were laid out for one controller; an object of the other kind needs the other page.
+    if ((page.kind === "canary") !== (shownAs === "flagger")) { location.reload(); return; }
+    if (page.kind === "canary") { renderCanary(page); return; }
     var h = page.header;
     fill(document.getElementById("badges"), badges(h));
     fill(document.getElementById("meta"), meta(h));

@@ -103,8 +103,10 @@ def server(transactional_db: Any, redis_prefix: str, settings: Any) -> Iterator[
     User.objects.create_user("browser", password=PASSWORD)
     name = connection.settings_dict["NAME"]
     base = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
+    # The server must run as in production: without the test process's async-unsafe escape hatch.
+    inherited = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env = {
-        **os.environ,
+        **inherited,
         "DATABASE_URL": f"{base}/{name}",
         "LIVE_REDIS_PREFIX": redis_prefix,
         "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
