@@ -98,23 +98,36 @@ def parse_series(name: str, spec: Any) -> Series:
 
 
 class SeriesProvider:
-    """Measurements from scenario series; unknown metrics are an Error, as a broken query would be."""
+    """Measurements from scenario series; unknown metrics are an Error, as a broken query would be.
 
-    def __init__(self, series: dict[str, Series] | None = None) -> None:
+    Several scenarios can run side by side and name their metrics alike ("error-rate"), so series may be
+    given per namespace (``by_namespace``): a run in a scenario's namespace reads that scenario's series,
+    and only a run elsewhere falls back to the shared ``series``.
+    """
+
+    def __init__(
+        self,
+        series: dict[str, Series] | None = None,
+        *,
+        by_namespace: dict[str, dict[str, Series]] | None = None,
+    ) -> None:
         self.series = dict(series or {})
+        self.by_namespace = dict(by_namespace or {})
 
-    def _find(self, metric: Obj) -> Series | None:
+    def _find(self, run: Obj, metric: Obj) -> Series | None:
+        namespace = str((run.get("metadata") or {}).get("namespace", ""))
+        candidates = self.by_namespace.get(namespace, self.series)
         name = str(metric.get("name", ""))
-        if name in self.series:
-            return self.series[name]
+        if name in candidates:
+            return candidates[name]
         query = str(((metric.get("provider") or {}).get("prometheus") or {}).get("query", ""))
-        for key, series in self.series.items():
+        for key, series in candidates.items():
             if key and key in query:
                 return series
         return None
 
     def measure(self, run: Obj, metric: Obj, index: int) -> Measurement:
-        series = self._find(metric)
+        series = self._find(run, metric)
         address = str(
             ((metric.get("provider") or {}).get("prometheus") or {}).get(
                 "address", "http://prometheus.monitoring:9090"

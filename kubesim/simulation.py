@@ -47,6 +47,7 @@ from kubesim.metrics import (
     MetricProvider,
     PrometheusProvider,
     RoutingProvider,
+    Series,
     SeriesProvider,
     UnavailableProvider,
 )
@@ -78,9 +79,12 @@ class Simulation:
         self.clock = clock or Clock(speed)
         self.faults = faults
         self.rng = random.Random(seed)
-        series = {}
+        series: dict[str, Series] = {}
+        series_by_namespace: dict[str, dict[str, Series]] = {}
         for scenario in scenarios:
             series.update(scenario.metrics)
+            for rollout in scenario.rollouts:
+                series_by_namespace.setdefault(rollout.namespace, {}).update(scenario.metrics)
         self.cache = Cache(
             [ROLLOUTS, REPLICA_SETS, PODS, ANALYSIS_RUNS, ANALYSIS_TEMPLATES, APPLICATIONS, SERVICES]
         )
@@ -91,7 +95,7 @@ class Simulation:
             self.cache, profiles, sim_elapsed=lambda: self.clock.sim_elapsed(self._started_at)
         )
         self.routing = RoutingProvider(
-            SeriesProvider(series),
+            SeriesProvider(series, by_namespace=series_by_namespace),
             UnavailableProvider(
                 "live metrics unavailable: kubesim runs without Prometheus "
                 "(start it with --prometheus; install: apt-get install -y --no-install-recommends prometheus)"
@@ -231,7 +235,7 @@ class Simulation:
             self.seed()
         while True:
             self._fire_due()
-            if self.process(limit=200):
+            if self.process(limit=20):
                 await asyncio.sleep(0)  # let the API server breathe between batches
                 continue
             timeout = 1.0

@@ -268,7 +268,8 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
     progress = progress_text(view)
     canary["big"] = progress[:1].upper() + progress[1:] if progress else (phase or status)
     canary["lines"] = [
-        {"text": f"Flagger: {phase or '(none)'} · {PHASE_WORDS.get(phase, '')}", "cls": "phase"},
+        {"text": f"Flagger: {phase or '(none)'}", "cls": "phase"},
+        {"text": PHASE_WORDS.get(phase, ""), "cls": "muted"},
         {"text": f"status here: {status}", "cls": "muted"},
         {"text": f"weight {_pct(view.get('setWeight'))} of max {_pct(view.get('maxWeight'))}", "cls": ""},
     ]
@@ -290,7 +291,7 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
     gate_list = gates(view)
     waiting = [g for g in gate_list if g["state"] == "waiting"]
     gate_node = _node(
-        "gates", "Gates", 300, 338, 280, 42 + 18 * max(1, len(gate_list)),
+        "gates", "Gates", 300, 344, 280, 52 + 18 * max(1, len(gate_list)),
         f"waiting: {waiting[0]['name']}" if waiting else "no gate waiting", observed=bool(gate_list),
         status="paused" if waiting else "",
     )  # fmt: skip
@@ -328,11 +329,10 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
     nodes["users"] = _node("users", "Users", 960, 140, 150, 100, "Users")
     actual = view.get("actualWeight")
     weight = actual if isinstance(actual, int) and not isinstance(actual, bool) else 0
-    source = str(view.get("weightSource") or "")
     nodes["users"]["lines"] = [
         {"text": f"canary {weight} %", "cls": ""},
         {"text": f"primary {100 - weight} %", "cls": ""},
-    ] + ([{"text": f"from {source}", "cls": "muted"}] if source else [])
+    ]
     desired = view.get("setWeight")
     edges = [
         _edge(nodes, "target", "rollout"),

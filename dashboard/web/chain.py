@@ -163,7 +163,7 @@ def git_node(
         state = str(pipeline.get("state") or "")
         lines.append(
             {
-                "text": f"pipeline {state}",
+                "text": f"CI {state}",
                 "cls": "pipeline",
                 "icon": PIPELINE_ICONS.get(state, "unknown"),
                 "url": safe_url(pipeline.get("url")),
@@ -171,7 +171,7 @@ def git_node(
         )
         alert = "warning" if state == "failure" else ""
     else:
-        lines.append({"text": "pipeline not observed", "cls": "muted"})
+        lines.append({"text": "CI not observed", "cls": "muted"})
     return {
         "kind": "Git",
         "title": str(commit.get("short") or str(commit.get("sha") or "")[:7]),
@@ -214,7 +214,7 @@ def sync_node(sync: Mapping[str, Any]) -> dict[str, Any]:
         node["marker"] = {
             "text": f"{renders} renders of this commit",
             "cls": "warning",
-            "sub": " · ".join(times),
+            "sub": ("at " + " · ".join(times)) if times else "",
             "reset": False,
             "role": "renders",
         }

@@ -238,9 +238,9 @@ def build_flow(
     gitops = sync_stage if sync_stage.get("observed") else {}
     nodes: dict[str, dict[str, Any]] = {}
     for id_, x, w, content in (
-        ("merge", 16, 130, merge_node(links.get("merge") or {})),
-        ("git", 162, 130, git_node(links.get("commit") or {}, links.get("pipeline") or {}, sync_stage)),
-        ("sync", 308, 172, sync_node(sync_stage)),
+        ("merge", 16, 132, merge_node(links.get("merge") or {})),
+        ("git", 160, 132, git_node(links.get("commit") or {}, links.get("pipeline") or {}, sync_stage)),
+        ("sync", 304, 200, sync_node(sync_stage)),
     ):
         observed = content["title"] != NOT_OBSERVED
         node = _node(id_, content["kind"], x, 110, w, 114, content["title"], observed=observed)

@@ -318,16 +318,22 @@ def findings(view: Mapping[str, Any]) -> list[dict[str, Any]]:
             "icon": {"critical": "critical", "warning": "warning"}.get(f.get("severity"), "info"),
             "title": f.get("title", ""),
             "explanation": f.get("explanation", ""),
-            "evidence": [
-                {"label": str(k), "value": v if isinstance(v, str) else json.dumps(v)}
-                for k, v in (f.get("evidence") or {}).items()
-            ],
+            "evidence": [_evidence(str(k), v) for k, v in (f.get("evidence") or {}).items()],
             "runbook": [str(line) for line in f.get("runbook") or []],
             "action": f.get("action"),
             "since": clock(f.get("since")),
         }
         for f in items
     ]
+
+
+EVIDENCE_CHARS = 160  # a tile shows this much, the whole value is its tooltip (long JSON swamps the card)
+
+
+def _evidence(label: str, value: object) -> dict[str, Any]:
+    text = value if isinstance(value, str) else json.dumps(value)
+    short = text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+    return {"label": label, "value": short, "full": text}
 
 
 # Action buttons' places; the actions issue wires them. Enabled states mirror the upstream dashboard.

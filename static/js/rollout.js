@@ -62,7 +62,7 @@
           f.since ? el("span", { "class": "muted", text: "since " + f.since }) : null),
         el("p", { text: f.explanation }),
         f.evidence.length ? el("div", { "class": "tiles" }, f.evidence.map(function (e) {
-          return el("div", { "class": "tile" }, el("div", { "class": "label", text: e.label }), el("div", { "class": "v", text: e.value }));
+          return el("div", { "class": "tile", title: e.full && e.full !== e.value ? e.full : null }, el("div", { "class": "label", text: e.label }), el("div", { "class": "v", text: e.value }));
         })) : null,
         runbook,
         fixButton(f.action));

@@ -73,4 +73,11 @@ def test_the_rerender_race_shows_the_hash_change_and_the_step_reset(
     marker = page.text_content("[data-marker=step-reset]") or ""
     assert marker.startswith("Hash changed · step ") and marker.endswith("→ 0")
     assert (page.text_content("#steps-note") or "").endswith("it restarted at step 0.")
+    # The sync node follows the Application: its name, what Argo CD says, and the commit's two renders.
+    page.wait_for_selector("[data-node=sync] [data-marker=renders]", timeout=20_000)
+    assert page.text_content("[data-node=sync] [data-marker=renders]") == "2 renders of this commit"
+    sync_text = page.text_content("[data-node=sync]") or ""
+    gitops = (snapshot("sim/web/frontend") or {}).get("gitops") or {}
+    assert gitops.get("app") and gitops["app"] in sync_text
+    assert f"{gitops.get('sync')} · " in sync_text
     screenshot(page, "rollout-rerender-race")

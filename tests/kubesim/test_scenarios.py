@@ -300,3 +300,11 @@ def test_bad_scenario_files_get_a_clear_error(tmp_path: Path, text: str, message
 def test_an_unknown_scenario_name_lists_the_builtin_ones() -> None:
     with pytest.raises(ScenarioError, match=r"unknown scenario 'nope'.*healthy-canary"):
         load_scenarios(["nope"])
+
+
+def test_scenarios_run_side_by_side_keep_their_own_metric_series() -> None:
+    # failed-analysis-abort's "error-rate" series fails; blue-green's own "error-rate" must still pass.
+    sim, store, _ = start("blue-green", "failed-analysis-abort")
+    sim.advance(300)
+    assert rollout(store, "identity", "accounts")["status"]["phase"] == "Healthy"
+    assert rollout(store, "billing", "payments")["status"]["phase"] == "Degraded"

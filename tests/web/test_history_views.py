@@ -83,4 +83,4 @@ def test_user_actions_from_the_audit_log_show_who_acted(client_in: Client) -> No
     assert "alice (promote)" in html
     body = client_in.get("/api/v1/rollouts/prod/shop/checkout/releases/bbb").json()
     assert body["release"]["actedBy"] == ["alice (promote)"]
-    assert [e["title"] for e in body["events"] if e["kind"] == "action"] == ["alice: promote (done)"]
+    assert [e["title"] for e in body["events"] if e["kind"] == "action"] == ["alice: promote — done"]
