@@ -110,6 +110,12 @@ class RolloutView:
     findings: tuple[Mapping[str, Any], ...] = field(default=())
 
     @property
+    def release_started_at(self) -> datetime | None:
+        """When the current release began: the creation of the ReplicaSet behind ``currentPodHash``."""
+        current = next((rs for rs in self.replica_sets if rs.hash and rs.hash == self.current_pod_hash), None)
+        return current.created_at if current else None
+
+    @property
     def images(self) -> list[ImageView]:
         """``Images()``: images of RSs with replicas, tagged by role, then experiment images."""
         images: list[ImageView] = []
@@ -186,6 +192,7 @@ class RolloutView:
             "revision": self.revision,
             "restartedAt": rfc3339(self.restarted_at),
             "createdAt": rfc3339(self.created_at),
+            "releaseStartedAt": rfc3339(self.release_started_at),
             "age": self.age,
             "labels": dict(self.labels),
             "annotations": dict(self.annotations),

@@ -295,9 +295,7 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
         f"waiting: {waiting[0]['name']}" if waiting else "no gate waiting", observed=bool(gate_list),
         status="paused" if waiting else "",
     )  # fmt: skip
-    gate_node["lines"] = [
-        {"text": f"{g['name']} · {g['type']} · {g['state']}", "cls": "muted"} for g in gate_list
-    ]
+    gate_node["lines"] = [{"text": f"{g['name']} · {g['state']}", "cls": "muted"} for g in gate_list]
     if waiting:
         gate_node["alert"] = "warning"
     nodes["gates"] = gate_node

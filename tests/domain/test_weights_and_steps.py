@@ -119,3 +119,36 @@ def test_blue_green_auto_promotion_counts_down() -> None:
         None,
         20,
     )
+
+
+def test_the_release_starts_when_the_current_pod_hash_replica_set_was_created() -> None:
+    from datetime import UTC, datetime
+
+    from dashboard.domain import build_rollout_view
+
+    rollout = {
+        "kind": "Rollout",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "u1"},
+        "spec": {"strategy": {"canary": {"steps": [{"setWeight": 10}]}}},
+        "status": {"currentPodHash": "new", "stableRS": "old"},
+    }
+
+    def replica_set(hash_: str, created: str) -> dict[str, object]:
+        return {
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"web-{hash_}",
+                "namespace": "shop",
+                "uid": f"rs-{hash_}",
+                "creationTimestamp": created,
+                "labels": {"rollouts-pod-template-hash": hash_},
+                "ownerReferences": [{"uid": "u1", "controller": True}],
+            },
+        }
+
+    view = build_rollout_view(
+        rollout,
+        replicasets=[replica_set("old", "2026-11-28T08:00:00Z"), replica_set("new", "2026-11-29T10:00:00Z")],
+        now=datetime(2026, 11, 29, 11, 0, tzinfo=UTC),
+    ).to_dict()
+    assert view["releaseStartedAt"] == "2026-11-29T10:00:00Z"
