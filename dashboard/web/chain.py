@@ -98,7 +98,8 @@ def values_text(sync: Mapping[str, Any]) -> str:
     origin = str(sync.get("valuesFrom") or "")
     if files:
         return ", ".join(files) + (" + inline values" if origin.startswith("inline") else "")
-    return {"inline": "inline values", "chart defaults": "chart defaults"}.get(origin, origin)
+    words = {"inline": "inline values", "files": "value files", "inline+files": "inline values + files"}
+    return words.get(origin, origin)
 
 
 def renders_of_commit(sync: Mapping[str, Any]) -> int:

@@ -30,6 +30,8 @@ def test_the_fleet_lists_500_rollouts_and_its_filters_work(page: Any, server: Se
     page.wait_for_selector("#fleet-body tr.row")
     assert page.text_content("#fleet-summary", timeout=5000).startswith("500 rollouts")
     assert page.text_content("[data-count='']") == "500"
+    # Every row names its controller (these sample rows carry none: Argo Rollouts is the default).
+    assert page.text_content("#fleet-body tr.row [data-field=controller]") == "Argo Rollouts"
     screenshot(page, "fleet")
 
     page.click(".chip[data-group=degraded]")
