@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import json
 import math
 import os
@@ -522,11 +523,16 @@ async def _stream_idle(monitor: StreamMonitor, idle: float, timeout: float) -> N
 
 def _page_speed(config: BenchConfig, state: RunState, log: Callable[[str], None]) -> dict[str, Any]:
     server = state.servers[0]
-    page: dict[str, Any] = {
-        "shell": browser.ttfb(server, "/", state.session_cookie),
-        "rows": browser.ttfb(server, "/api/v1/fleet/rows", state.session_cookie),
-    }
-    log(f"fleet page first byte: shell {page['shell']['median_ms']} ms, rows {page['rows']['median_ms']} ms")
+    page: dict[str, Any] = {}
+    for name, path in (("shell", "/"), ("rows", "/api/v1/fleet/rows")):
+        try:
+            page[name] = browser.ttfb(server, path, state.session_cookie)
+        except (OSError, RuntimeError, http.client.HTTPException) as error:  # a slow server is a figure too
+            page[name] = {"error": f"GET {path}: {type(error).__name__}: {error}"[:500]}
+    log(
+        f"fleet page first byte: shell {page['shell'].get('median_ms', page['shell'].get('error'))} ms, "
+        f"rows {page['rows'].get('median_ms', page['rows'].get('error'))} ms"
+    )
     if config.browser:
         try:
             page["browser"] = browser.first_render(server, state.session_cookie)
