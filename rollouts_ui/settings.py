@@ -103,7 +103,7 @@ HISTORY_RETENTION_DAYS = env_int("HISTORY_RETENTION_DAYS", 90, minimum=1)
 LIVE_STREAM_MAXLEN = env_int("LIVE_STREAM_MAXLEN", 10_000, minimum=100)
 LIVE_REDIS_PREFIX = env_str("LIVE_REDIS_PREFIX", "rollouts-ui:")
 STUCK_AT_STEP_ZERO_SECONDS = env_int("STUCK_AT_STEP_ZERO_SECONDS", 300, minimum=1)
-# Prometheus per cluster ("prod=http://prometheus.prod:9090,staging=http://…"); see dashboard/metrics/config.py.
+# Prometheus per cluster ("prod=http://prometheus.prod:9090,…"); see dashboard/metrics/config.py.
 PROMETHEUS_URLS = env_str("PROMETHEUS_URLS", "")
 PROMETHEUS_TIMEOUT_SECONDS = env_int("PROMETHEUS_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
 PROMETHEUS_PANEL_QUERIES = env_json("PROMETHEUS_PANEL_QUERIES", {})
