@@ -9,9 +9,12 @@ What it measures (printed, never asserted):
   watcher runs, so a backlog is how the watcher's own rate shows; the watcher's CPU time per change is
   printed too (it does not depend on what else the machine is doing);
 - latency at a steady load (default ~200 changes/s: the churn is set from the changes one release costs):
-  for every Rollout write, from the simulator's write (wall clock, taken by a store listener at the
-  moment of the write) to the first publication of that rollout's snapshot whose ``resourceVersion`` is at
-  least the written one — coalesced writes count until the publication that carries them;
+  for every Rollout write that changes a status field the view shows as it is (step, pod hash, phase,
+  message, stable RS — a write that changes nothing visible may rightly publish nothing), from the
+  simulator's write (wall clock, taken by a store listener at the moment of the write) to the first
+  publication of that rollout's snapshot whose ``resourceVersion`` is at least the written one —
+  coalesced writes count until the publication that carries them. This includes kubesim's own
+  delivery of the watch event, as a cluster's would be;
 - the watcher process's memory (VmRSS now and VmHWM, its peak), read from /proc.
 
 A publication's time is its stream entry's id: Redis stamps it (milliseconds, same machine clock) in the
@@ -292,7 +295,7 @@ def run_bench(
             changes, releases = kube.call(lambda: (writes.changes - burst.first_change, writes.releases))
             per_release = changes / max(1, releases - burst.first_release)
             churn = rate / max(per_release, 1.0)
-            steady = _steady(kube, sim, writes, stream, churn, seconds, proc.pid, warmup=RELEASE_SECONDS)
+            steady, churn = _steady(kube, sim, writes, stream, churn, rate, seconds, proc.pid)
             offered = steady.changes / seconds
             samples = len(steady.latencies_ms)
             log(f"steady: {churn:.1f} releases/s gave {offered:.0f} changes/s, {samples} samples")
@@ -350,15 +353,21 @@ def _steady(
     writes: WriteLog,
     stream: Publications,
     churn: float,
+    rate: float,
     seconds: float,
     pid: int,
-    *,
-    warmup: float,
-) -> Phase:
-    """Churn at ``churn`` releases/s; after ``warmup``, measure every Rollout write of a ``seconds`` window
-    from the write to its publication."""
+) -> tuple[Phase, float]:
+    """Churn at about ``rate`` changes/s: start from the estimated ``churn`` releases/s, correct it once
+    from what a release's time of warm-up actually gave, warm up again; then measure every Rollout write
+    of a ``seconds`` window from the write to its publication. Returns the phase and the churn used."""
     kube.call(sim.set_churn, churn)
-    time.sleep(warmup)
+    time.sleep(RELEASE_SECONDS / 2)
+    before = kube.call(writes.mark)[0]
+    time.sleep(RELEASE_SECONDS / 2)
+    offered = (kube.call(writes.mark)[0] - before) / (RELEASE_SECONDS / 2)
+    churn *= min(4.0, max(0.25, rate / max(offered, 1.0)))
+    kube.call(sim.set_churn, churn)
+    time.sleep(RELEASE_SECONDS / 2)
     first_change, first_rollout = kube.call(writes.mark)
     cpu0 = _cpu_seconds(pid)
     time.sleep(seconds)
@@ -367,7 +376,7 @@ def _steady(
     phase = _published(stream, writes.rollouts[first_rollout:last_rollout], settle=30.0)
     phase.changes = last_change - first_change
     phase.watcher_cpu_seconds = _cpu_seconds(pid) - cpu0
-    return phase
+    return phase, churn
 
 
 def _published(stream: Publications, window: list[tuple[str, int, float]], settle: float) -> Phase:

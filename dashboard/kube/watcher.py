@@ -241,6 +241,13 @@ class Watcher:
             # move what the initial list built out of the collector's way (new objects are still collected).
             gc.collect()
             gc.freeze()
+            import os as _os  # TEMP-GCDEBUG
+            if _os.environ.get("GCDEBUG"):  # TEMP-GCDEBUG
+                _t = [0.0]  # TEMP-GCDEBUG
+                def _cb(phase, info):  # TEMP-GCDEBUG
+                    if phase == "start": _t[0] = time.perf_counter()  # TEMP-GCDEBUG
+                    elif (time.perf_counter() - _t[0]) > 0.01: open("/tmp/w2/gc.log", "a").write(f"{time.time():.3f} gen{info['generation']} {(time.perf_counter()-_t[0])*1000:.1f}ms\n")  # TEMP-GCDEBUG
+                gc.callbacks.append(_cb)  # TEMP-GCDEBUG
             self._ready.set()
             self._wake.set()
 

@@ -14,18 +14,31 @@ from typing import Any
 
 from dashboard.web.chain import git_node, merge_node, sync_node, view_chain
 from dashboard.web.fleet import status_icon
-from dashboard.web.timefmt import parse_duration, parse_time
+from dashboard.web.timefmt import parse_duration, parse_time, short_age
 
-WIDTH = 1200
+WIDTH = 1276
 TOP = 34  # room for the column labels
+GAP = 16  # between stacked nodes of one column
+
+# Column x and node width: wide enough that names, images and reasons wrap instead of being cut.
+MERGE_X, GIT_X, SOURCE_W = 16, 178, 150
+SYNC_X, SYNC_W = 352, 210
+PD_X, PD_W = 592, 240
+WORK_X, WORK_W = 868, 206
+USERS_X, USERS_W = 1148, 114
 
 COLUMNS = (
-    {"label": "Source", "x": 16},
-    {"label": "GitOps", "x": 308},
-    {"label": "Progressive delivery", "x": 540},
-    {"label": "Workloads", "x": 790},
-    {"label": "Traffic", "x": 1066},
+    {"label": "Source", "x": MERGE_X},
+    {"label": "GitOps", "x": SYNC_X},
+    {"label": "Progressive delivery", "x": PD_X},
+    {"label": "Workloads", "x": WORK_X},
+    {"label": "Traffic", "x": USERS_X},
 )
+
+# Rough glyph widths at the diagram's line sizes (12.5 px sans, 11.5 px mono) for wrapping on the server;
+# the browser still elides anything that would overflow and keeps the whole text as the tooltip.
+SANS_PX, MONO_PX = 7.2, 7.0
+LINE_PX, HEAD_PX, BIG_PX, PAD_PX = 18, 42, 30, 14
 
 NOT_OBSERVED = "not observed"
 
@@ -93,11 +106,23 @@ def _edge(
     }
 
 
-def wrap(text: str, width: int, max_lines: int) -> list[str]:
-    """``text`` in lines that fit a box ``width`` px wide at the diagram's line size (last one elided)."""
-    limit = max(8, int((width - 24) / 7))
+def wrap(text: str, width: int, max_lines: int, px: float = SANS_PX) -> list[str]:
+    """``text`` in lines that fit a box ``width`` px wide at the diagram's line size (last one elided).
+
+    Words longer than a line (image names, hashes) are split rather than cut."""
+    limit = max(8, int((width - 24) / px))
     lines: list[str] = []
     for word in text.split():
+        while len(word) > limit:
+            room = limit - len(lines[-1]) - 1 if lines else 0
+            if room >= 4:
+                lines[-1] += " " + word[:room]
+                word = word[room:]
+            else:
+                lines.append(word[:limit])
+                word = word[limit:]
+        if not word:
+            continue
         if lines and len(lines[-1]) + 1 + len(word) <= limit:
             lines[-1] += " " + word
         else:
@@ -106,6 +131,42 @@ def wrap(text: str, width: int, max_lines: int) -> list[str]:
         lines = lines[:max_lines]
         lines[-1] = lines[-1][: limit - 1].rstrip() + "…"
     return lines
+
+
+def fit_node(node: dict[str, Any], max_lines: int = 2) -> dict[str, Any]:
+    """Wrap the node's lines to its width (each keeps its whole text as ``full``) and grow it to fit."""
+    out: list[dict[str, Any]] = []
+    for line in node["lines"]:
+        if line.get("until"):  # the countdown is redrawn by the browser every second
+            out.append(line)
+            continue
+        indent = 18 if line.get("icon") else 0
+        px = MONO_PX if "mono" in str(line.get("cls") or "") else SANS_PX
+        text = str(line.get("text") or "")
+        parts = wrap(text, node["w"] - indent, max_lines, px) or [""]
+        for i, part in enumerate(parts):
+            piece = {**line, "text": part, "full": str(line.get("full") or text)}
+            if i:
+                piece.pop("icon", None)
+                piece["indent"] = indent
+            out.append(piece)
+    node["lines"] = out
+    needed = HEAD_PX + (BIG_PX if node.get("big") else 0) + LINE_PX * len(out) + PAD_PX
+    node["h"] = max(node["h"], needed)
+    return node
+
+
+def _stack(nodes: Sequence[dict[str, Any]], y: int) -> int:
+    """Place ``nodes`` one under another from ``y``; returns the bottom of the last."""
+    for node in nodes:
+        node["y"] = y
+        y += node["h"] + GAP + (44 if node.get("marker") else 0)
+    return y - GAP
+
+
+def short_image(image: str) -> str:
+    """``registry.local/team/checkout:1.42.0`` → ``checkout:1.42.0`` (the node's tooltip has it all)."""
+    return image.rsplit("/", 1)[-1]
 
 
 def _traffic_width(weight: int | None) -> float:
@@ -238,24 +299,24 @@ def build_flow(
     gitops = sync_stage if sync_stage.get("observed") else {}
     nodes: dict[str, dict[str, Any]] = {}
     for id_, x, w, content in (
-        ("merge", 16, 132, merge_node(links.get("merge") or {})),
-        ("git", 160, 132, git_node(links.get("commit") or {}, links.get("pipeline") or {}, sync_stage)),
-        ("sync", 304, 200, sync_node(sync_stage)),
+        ("merge", MERGE_X, SOURCE_W, merge_node(links.get("merge") or {})),
+        ("git", GIT_X, SOURCE_W, git_node(links.get("commit") or {}, links.get("pipeline") or {}, gitops)),
+        ("sync", SYNC_X, SYNC_W, sync_node(sync_stage)),
     ):
         observed = content["title"] != NOT_OBSERVED
         node = _node(id_, content["kind"], x, 110, w, 114, content["title"], observed=observed)
         node.update({k: v for k, v in content.items() if k not in ("kind", "title")})
         if not observed:  # why, wrapped to the box (the full text is the node's tooltip too)
-            node["lines"] = [{"text": t, "cls": "muted"} for t in wrap(str(content.get("hint") or ""), w, 3)]
-        nodes[id_] = node
+            node["lines"] = [{"text": str(content.get("hint") or ""), "cls": "muted"}]
+        nodes[id_] = fit_node(node, max_lines=6 if not observed else 2)
 
     analysis = _current_analysis(view)
     nodes["analysis"] = _node(
         "analysis",
         "Analysis",
-        540,
+        PD_X,
         0,
-        210,
+        PD_W,
         78,
         analysis["name"] if analysis else "no analysis running",
         observed=bool(analysis),
@@ -267,15 +328,15 @@ def build_flow(
             nodes["analysis"]["alert"] = "critical"
     provider = analysis.get("provider") if analysis else None
     nodes["metrics"] = _node(
-        "metrics", "Metrics", 790, 0, 190, 78, str(provider or NOT_OBSERVED), observed=bool(provider)
+        "metrics", "Metrics", WORK_X, 0, WORK_W, 78, str(provider or NOT_OBSERVED), observed=bool(provider)
     )
 
     rollout = _node(
         "rollout",
         f"Rollout · {strategy or '?'}",
-        540,
+        PD_X,
         110,
-        210,
+        PD_W,
         176,
         str(view.get("name", "")),
         status=status_icon(view.get("status")),
@@ -297,56 +358,59 @@ def build_flow(
         rollout["countdown"] = ends
         rollout["lines"].append({"text": "Pause", "cls": "countdown", "until": ends})
     elif view.get("status") == "Paused":
-        rollout["lines"].append({"text": "Paused · waiting for promotion", "cls": ""})
+        rollout["lines"].append({"text": "waiting for promotion", "cls": ""})
     change = hash_change(view, events)
-    if change:
-        rollout["alert"] = "critical" if change["reset"] else "warning"
+    if change and change["reset"]:  # the re-render race: loud, on the node itself
+        rollout["alert"] = "critical"
         rollout["marker"] = {
             "text": change["text"],
-            "cls": "critical" if change["reset"] else "warning",
+            "cls": "critical",
             "sub": change["resetText"],
-            "reset": change["reset"],
+            "reset": True,
         }
-    elif view.get("status") == "Degraded":
+    elif change:  # an ordinary release starting: a quiet note, not an alarm
+        note = release_note(view, change, now)
+        rollout["marker"] = {"text": note, "cls": "note", "sub": "", "reset": False, "role": "release"}
+    if view.get("status") == "Degraded":
         rollout["alert"] = "critical"
-    nodes["rollout"] = rollout
+    nodes["rollout"] = fit_node(rollout)
 
     canary_hash, stable_hash = view.get("currentPodHash"), view.get("stableRS")
     promoted = bool(canary_hash) and canary_hash == stable_hash
     stable_rs = _find_rs(view, stable_hash)
     if strategy == "BlueGreen":
         preview_hash = None if promoted else canary_hash
-        top = _workload(
-            "canary", "Preview", 790, 110, _find_rs(view, preview_hash), preview_hash, view, "preview"
-        )
-        bottom = _workload("stable", "Active", 790, 218, stable_rs, stable_hash, view, "active")
+        top = _workload("canary", "Preview", _find_rs(view, preview_hash), preview_hash, view, "preview")
+        bottom = _workload("stable", "Active", stable_rs, stable_hash, view, "active")
     else:
         top = _workload(
             "canary",
             "Canary",
-            790,
-            110,
             None if promoted else _find_rs(view, canary_hash),
             None if promoted else canary_hash,
             view,
             "canary",
         )
-        bottom = _workload("stable", "Stable", 790, 218, stable_rs, stable_hash, view, "stable")
+        bottom = _workload("stable", "Stable", stable_rs, stable_hash, view, "stable")
     nodes["canary"], nodes["stable"] = top, bottom
-
-    y = 326
+    workloads = [top, bottom]
     for i, rs in enumerate(orphans(view)[:2]):
-        node = _workload(f"orphan{i}", "Orphaned", 790, y, rs, str(rs.get("hash") or ""), view, "")
-        node.update(dashed=True, alert="warning", faded=True, h=112)
+        node = _workload(f"orphan{i}", "Orphaned", rs, str(rs.get("hash") or ""), view, "")
+        node.update(dashed=True, alert="warning", faded=True)
         node["lines"].append(
             {"text": f"rev {rs.get('revision', '?')} · not selected by a Service", "cls": "muted"}
         )
-        nodes[node["id"]] = node
-        y += 150
+        nodes[node["id"]] = fit_node(node)
+        workloads.append(node)
+    _stack(workloads, 110 + TOP)
 
-    nodes["users"] = _node("users", "Users", 1066, 140, 124, 100, "Users")
     weights = _traffic(view, promoted)
-    nodes["users"]["lines"] = [{"text": line, "cls": ""} for line in weights["summary"]]
+    users = _node("users", "Users", USERS_X, 0, USERS_W, 100, "Users")
+    users["lines"] = [{"text": line, "cls": ""} for line in weights["summary"]]
+    fit_node(users)
+    middle = (top["y"] + bottom["y"] + bottom["h"]) / 2  # between the two edges that reach it
+    users["y"] = round(middle - users["h"] / 2)
+    nodes["users"] = users
 
     edges = [
         _edge(nodes, "merge", "git"),
@@ -377,7 +441,7 @@ def build_flow(
         ),
     ]
     edges += [_edge(nodes, "rollout", key, dashed=True) for key in nodes if key.startswith("orphan")]
-    height = max(n["y"] + n["h"] for n in nodes.values()) + 16
+    height = max(n["y"] + n["h"] + (44 if n.get("marker") else 0) for n in nodes.values()) + 16
     return {
         "width": WIDTH,
         "height": height,
@@ -391,8 +455,6 @@ def build_flow(
 def _workload(
     id_: str,
     role: str,
-    x: int,
-    y: int,
     rs: Mapping[str, Any] | None,
     hash_: str | None,
     view: Mapping[str, Any],
@@ -403,9 +465,9 @@ def _workload(
     node = _node(
         id_,
         role + (f" · {image.rsplit(':', 1)[-1]}" if ":" in image else ""),
-        x,
-        y,
-        180,
+        WORK_X,
+        0,
+        WORK_W,
         96,
         title,
         observed=bool(hash_),
@@ -420,13 +482,32 @@ def _workload(
         }.get(str(rs.get("status")), "unknown")
         node["lines"] = [
             {"text": f"{rs.get('available', 0)} / {rs.get('replicas', 0)} available", "cls": ""},
-            {"text": image, "cls": "muted mono"},
+            {"text": short_image(image), "cls": "muted mono", "full": image},
         ]
     elif hash_:
         node["lines"] = [{"text": "ReplicaSet not seen yet", "cls": "muted"}]
     elif role in ("Canary", "Preview"):
         node["lines"] = [{"text": "no release in flight", "cls": "muted"}]
-    return node
+    return fit_node(node)
+
+
+def release_note(view: Mapping[str, Any], change: Mapping[str, Any], now: datetime) -> str:
+    """The quiet note for an ordinary release: ``"new release · rev 3 · 2 m ago"``."""
+    rs = _find_rs(view, str(change.get("to") or ""))
+    revision = rs.get("revision") if rs else None
+    if revision is None:
+        revision = next(
+            (
+                rev.get("revision")
+                for rev in view.get("revisions") or []
+                for r in rev.get("replicaSets") or []
+                if r.get("hash") == change.get("to")
+            ),
+            None,
+        )
+    started = parse_time(change.get("at"))
+    age = f"{short_age((now - started).total_seconds())} ago" if started else ""
+    return " · ".join(p for p in ("new release", f"rev {revision}" if revision else "", age) if p)
 
 
 def _traffic(view: Mapping[str, Any], promoted: bool) -> dict[str, Any]:

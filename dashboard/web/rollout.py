@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
 from dashboard.web.timefmt import age_since, clock, parse_time
@@ -311,29 +312,27 @@ def analysis_charts(view: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def findings(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     items = sorted(view.get("findings") or [], key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 3))
-    return [
-        {
-            "code": f.get("code", ""),
-            "severity": f.get("severity", "info"),
-            "icon": {"critical": "critical", "warning": "warning"}.get(f.get("severity"), "info"),
-            "title": f.get("title", ""),
-            "explanation": f.get("explanation", ""),
-            "evidence": [_evidence(str(k), v) for k, v in (f.get("evidence") or {}).items()],
-            "runbook": [str(line) for line in f.get("runbook") or []],
-            "action": f.get("action"),
-            "since": clock(f.get("since")),
-        }
-        for f in items
-    ]
-
-
-EVIDENCE_CHARS = 160  # a tile shows this much, the whole value is its tooltip (long JSON swamps the card)
-
-
-def _evidence(label: str, value: object) -> dict[str, Any]:
-    text = value if isinstance(value, str) else json.dumps(value)
-    short = text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
-    return {"label": label, "value": short, "full": text}
+    out = []
+    for f in items:
+        ev = present_evidence(str(f.get("code", "")), f.get("evidence"))
+        out.append(
+            {
+                "code": f.get("code", ""),
+                "severity": f.get("severity", "info"),
+                "icon": {"critical": "critical", "warning": "warning"}.get(f.get("severity"), "info"),
+                "title": f.get("title", ""),
+                "explanation": f.get("explanation", ""),
+                "tiles": ev["tiles"],
+                "diff": ev["diff"],
+                "syncs": ev["syncs"],
+                "evidence": ev["facts"],
+                "raw": ev["raw"],
+                "runbook": [str(line) for line in f.get("runbook") or []],
+                "action": f.get("action"),
+                "since": clock(f.get("since")),
+            }
+        )
+    return out
 
 
 # Action buttons' places; the actions issue wires them. Enabled states mirror the upstream dashboard.

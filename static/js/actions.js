@@ -81,7 +81,7 @@
     suggest.hidden = !fix;
     if (fix) {
       fill(suggest, el("button", { type: "button", "class": "btn primary", "data-fix": fix.action, disabled: busy }, LABELS[fix.action] || fix.action),
-        el("span", { text: "Suggested fix for “" + fix.title + "”" }));
+        el("span", null, el("b", { text: "Suggested fix" }), " for " + (fix.severity ? fix.severity + " finding " : "") + "“" + fix.title + "”"));
     }
     // The same fix offered inside the finding's card (rendered by rollout.js).
     Array.prototype.slice.call(document.querySelectorAll("#findings [data-fix]")).forEach(function (b) {

@@ -11,9 +11,19 @@
     return node;
   }
 
-  function fit(value, width, size) {  // keep long names inside their box
+  function fit(value, width, size) {  // keep long names inside their box (the server already wrapped lines)
     var max = Math.floor(width / (size * 0.56));
     return value.length > max ? value.slice(0, Math.max(1, max - 1)) + "…" : value;
+  }
+
+  // A text that may be cut carries its whole value as a tooltip.
+  function fitted(x, y, cls, value, width, size, extra, full) {
+    var shown = fit(value, width, size);
+    var node = text(x, y, cls, shown, extra);
+    if (shown !== value || (full && full !== value)) {
+      var tip = svg("title"); tip.textContent = full || value; node.appendChild(tip);
+    }
+    return node;
   }
 
   // Links come from webhook payloads; the presenter passes only http(s) URLs (dashboard/web/chain.py).
@@ -29,32 +39,47 @@
   function drawNode(node) {
     var cls = "node node-" + node.id + (node.observed ? "" : " unobserved") + (node.dashed ? " dashed" : "") +
       (node.alert ? " alert-" + node.alert : "") + (node.faded ? " faded" : "");
-    var g = svg("g", { "class": cls, "data-node": node.id });
-    var title = svg("title"); title.textContent = node.kind + ": " + node.title + (node.hint ? " — " + node.hint : ""); g.appendChild(title);
+    var g = svg("g", { "class": cls, "data-node": node.id, tabindex: 0, role: "img", "aria-label": describe(node) });
+    var title = svg("title"); title.textContent = describe(node); g.appendChild(title);
     g.appendChild(svg("rect", { "class": "box", x: node.x, y: node.y, width: node.w, height: node.h, rx: 8 }));
     var x = node.x + 12, y = node.y + 20;
-    g.appendChild(text(x, y, "kind", fit(node.kind.toUpperCase(), node.w - 40, 11)));
+    g.appendChild(fitted(x, y, "kind", node.kind.toUpperCase(), node.w - 40, 11));
     if (node.status) g.appendChild(iconAt(node.status, node.x + node.w - 26, node.y + 8));
     y += 22;
-    var heading = text(x, y, "title" + (node.mono ? " mono" : "") + (node.url ? " link" : ""), fit(node.title, node.w - 24, node.mono ? 15 : 16));
+    var heading = fitted(x, y, "title" + (node.mono ? " mono" : "") + (node.url ? " link" : ""), node.title, node.w - 24,
+      node.observed ? (node.mono ? 15 : 16) : 13);
     g.appendChild(link(node.url, heading));
     if (node.big) { y += 30; g.appendChild(text(x, y, "big", node.big)); }
     (node.lines || []).forEach(function (line) {
       y += 18;
       var value = line.until ? "Pause · " + UI.countdown(line.until) : line.text;
       var attrs = line.until ? { "data-until": line.until } : null;
-      var indent = line.icon ? 18 : 0;
+      var indent = line.icon ? 18 : (line.indent || 0);
       if (line.icon) g.appendChild(iconAt(line.icon, x, y - 12));
-      g.appendChild(link(line.url, text(x + indent, y, "line " + (line.cls || "") + (line.url ? " link" : ""), fit(value, node.w - 24 - indent, 12.5), attrs)));
+      g.appendChild(link(line.url, fitted(x + indent, y, "line " + (line.cls || "") + (line.url ? " link" : ""), value,
+        node.w - 24 - indent, 12.5, attrs, line.until ? null : line.full)));
     });
     if (node.marker) {
       var mh = node.marker.sub ? 38 : 22, my = node.y + node.h + 6;
       g.appendChild(svg("rect", { "class": "marker-bg " + node.marker.cls, x: node.x, y: my, width: node.w, height: mh, rx: 6 }));
-      g.appendChild(text(x, my + 15, "marker " + node.marker.cls, fit(node.marker.text, node.w - 20, 12),
+      g.appendChild(fitted(x, my + 15, "marker " + node.marker.cls, node.marker.text, node.w - 20, 12,
         { "data-marker": node.marker.role || (node.marker.reset ? "step-reset" : "hash-change") }));
       if (node.marker.sub) g.appendChild(text(x, my + 31, "marker " + node.marker.cls, node.marker.sub, { "data-marker": "hashes" }));
     }
     return g;
+  }
+
+  // Everything a node says, uncut: its tooltip, its accessible name and the details line under the diagram.
+  function describe(node) {
+    var seen = {}, lines = [];
+    (node.lines || []).forEach(function (line) {
+      var whole = line.until ? "Pause · " + UI.countdown(line.until) : (line.full || line.text);
+      if (!seen[whole]) { seen[whole] = true; lines.push(whole); }
+    });
+    var parts = [node.kind + ": " + node.title].concat(node.big ? [node.big] : [], lines);
+    if (node.marker) parts.push(node.marker.text + (node.marker.sub ? " (" + node.marker.sub + ")" : ""));
+    if (node.hint && lines.indexOf(node.hint) < 0 && node.hint !== node.title) parts.push(node.hint);
+    return parts.join(" · ");
   }
 
   function drawEdge(edge) {
@@ -80,7 +105,24 @@
     flow.edges.forEach(function (edge) { if (edge.to !== "users") target.appendChild(drawEdge(edge)); });
     flow.nodes.forEach(function (node) { target.appendChild(drawNode(node)); });
     flow.edges.forEach(function (edge) { if (edge.to === "users") target.appendChild(drawEdge(edge)); });
+    var detail = document.getElementById("flow-detail");
+    if (detail) {
+      var chosen = detail.getAttribute("data-node");
+      var node = flow.nodes.filter(function (n) { return n.id === chosen; })[0];
+      detail.textContent = node ? describe(node) : "Select a node (click, or Tab to it) to read everything it says.";
+    }
   }
+
+  // Clicking or focusing a node writes its whole text under the diagram (nothing in a node is lost to "…").
+  function show(event) {
+    var g = event.target.closest ? event.target.closest("[data-node]") : null;
+    var detail = document.getElementById("flow-detail");
+    if (!g || !detail) return;
+    detail.setAttribute("data-node", g.getAttribute("data-node"));
+    detail.textContent = g.getAttribute("aria-label");
+  }
+  document.addEventListener("click", function (e) { if (e.target.closest && e.target.closest("svg.flow")) show(e); });
+  document.addEventListener("focusin", function (e) { if (e.target.closest && e.target.closest("svg.flow")) show(e); });
 
   // Timed pauses count down between updates.
   setInterval(function () {

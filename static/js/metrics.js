@@ -35,7 +35,7 @@
       shapes: [], annotations: []
     };
   }
-  function plot(container, id, traces, lay) {
+  function slot(container, id) {
     var node = drawn[id];
     if (!node) {
       node = el("div", { "class": "metrics-chart", "data-chart": id });
@@ -44,19 +44,35 @@
       drawn[id] = node;
       added = true;
     }
+    return node;
+  }
+  function plot(container, id, traces, lay) {
+    var node = slot(container, id);
+    if (node.getAttribute("data-empty")) { node.removeAttribute("data-empty"); node.textContent = ""; }
     window.Plotly.react(node, traces, lay, { displayModeBar: false, responsive: true });
   }
-
-  // Why a chart has no line, written across it (a title would overflow): the query's error, or no data.
-  function explain(lay, error, series) {
-    var empty = !(series || []).some(function (s) { return s.t.length; });
-    if (!error && !empty) return;
-    var text = error || "No data for this query yet";
-    lay.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
-      text: text.replace(/(.{1,60})(\s|$)/g, "$1<br>"), font: { size: 11, color: css(error ? "--critical" : "--text-3", "#667085") } });
+  // No data yet (or a failed query): a sentence in the chart's place, never empty axes dated 2000.
+  function placeholder(container, id, title, text, tone) {
+    var node = slot(container, id);
+    if (node.getAttribute("data-empty") === tone + text) return;
+    if (node.classList.contains("js-plotly-plot")) window.Plotly.purge(node);
+    node.textContent = "";
+    node.setAttribute("data-empty", tone + text);
+    node.className = "metrics-chart metrics-empty " + tone;
+    node.appendChild(el("div", { "class": "metrics-empty-title" }, title));
+    node.appendChild(el("div", { "class": "metrics-empty-text" }, text));
   }
+  function empty(series) { return !(series || []).some(function (s) { return s.t.length; }); }
 
   function drawAnalysis(spec, container) {
+    var title = spec.metric + " · " + spec.run + " (" + (spec.phase || spec.runStatus || "") + ")";
+    var measured = (spec.measurements || []).some(function (m) { return m.t !== null; });
+    if (spec.error && empty(spec.series) && !measured) {
+      placeholder(container, "analysis:" + spec.id, title, "Query failed: " + spec.error, "critical"); return;
+    }
+    if (empty(spec.series) && !measured) {
+      placeholder(container, "analysis:" + spec.id, title, "Waiting for the first measurement.", "muted"); return;
+    }
     var traces = (spec.series || []).map(function (s, i) {
       return { x: dates(s.t), y: s.v, mode: "lines", name: i ? "series " + (i + 1) : "query",
         line: { width: 2, color: css("--accent", "#3E63DD") } };
@@ -77,7 +93,7 @@
           line: { width: 1, color: css("--card", "#fff") } }
       });
     });
-    var lay = layout(spec.metric + " · " + spec.run + " (" + (spec.phase || spec.runStatus || "") + ")");
+    var lay = layout(title);
     // The threshold is where a canary stops passing: drawn in the critical colour, as in the design.
     (spec.thresholds || []).forEach(function (th) {
       var critical = css("--critical", "#D92D20");
@@ -100,6 +116,12 @@
   }
 
   function drawPanel(item, container) {
+    var title = item.title + " · canary vs stable";
+    if (empty(item.series)) {
+      if (item.error) placeholder(container, "panel:" + item.name, title, "Query failed: " + item.error, "critical");
+      else placeholder(container, "panel:" + item.name, title, "Waiting for the first sample: no traffic has been measured for this rollout yet.", "muted");
+      return;
+    }
     // Stable wide and pale underneath, canary thin on top: a healthy canary tracks stable exactly, and
     // both lines must stay visible when they coincide.
     var order = { stable: 0, canary: 1 };
@@ -113,7 +135,7 @@
       return { x: dates(s.t), y: s.v, mode: "lines", name: version, opacity: stable ? 0.45 : 1,
         line: { width: stable ? 5 : 2, color: stable ? css("--accent", "#3E63DD") : css("--warning", "#DC6803") } };
     });
-    var lay = layout(item.title + " · canary vs stable");
+    var lay = layout(title);
     explain(lay, item.error, item.series);
     plot(container, "panel:" + item.name, traces, lay);
   }
@@ -126,13 +148,22 @@
     if (prom.state === "ok") {
       state.textContent = "Prometheus " + (prom.url || "") + " · " + (doc.analyses || []).length + " analysis chart(s)";
       banner.hidden = true;
-    } else {
-      state.textContent = prom.state === "unreachable" ? "Prometheus unreachable" : "No Prometheus";
+    } else if (prom.state === "unreachable" || /error/i.test(prom.message || "")) {
+      // A real failure: red, and what it costs.
+      state.textContent = prom.state === "unreachable" ? "Prometheus unreachable" : "Metrics misconfigured";
       banner.hidden = false;
       banner.className = "note critical";
       banner.textContent = prom.message + (prom.state === "unreachable"
         ? " — live metrics are unavailable, and analyses querying it will Error: automated rollback cannot protect this release until it is back."
         : "");
+    } else {
+      // Nothing configured is a setup choice, not an incident: say so quietly.
+      state.textContent = "No Prometheus";
+      banner.hidden = false;
+      banner.className = "note info";
+      var message = prom.message || "no Prometheus is configured for this cluster (set PROMETHEUS_URLS)";
+      banner.textContent = message.charAt(0).toUpperCase() + message.slice(1) +
+        ". Live charts appear here once one is set; the cluster's analyses run regardless.";
     }
     var analyses = document.getElementById("metrics-analyses");
     var standard = document.getElementById("metrics-standard");

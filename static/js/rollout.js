@@ -58,14 +58,61 @@
         runbook = el("div", { "class": "runbook", "aria-label": "Runbook" }, copy, code);
       }
       return el("article", { "class": "finding " + f.severity, "data-code": f.code },
-        el("h3", null, icon(f.icon), el("span", { "class": "sev s-" + f.icon, text: f.severity }), el("span", { text: f.title }),
-          f.since ? el("span", { "class": "muted", text: "since " + f.since }) : null),
+        el("h3", null, icon(f.icon), el("span", { "class": "sev s-" + f.icon, text: f.severity }), el("span", { "class": "ftitle", text: f.title }),
+          f.since ? el("span", { "class": "muted since", text: "since " + f.since }) : null),
         el("p", { text: f.explanation }),
-        f.evidence.length ? el("div", { "class": "tiles" }, f.evidence.map(function (e) {
-          return el("div", { "class": "tile", title: e.full && e.full !== e.value ? e.full : null }, el("div", { "class": "label", text: e.label }), el("div", { "class": "v", text: e.value }));
-        })) : null,
+        evidence(f),
         runbook,
         fixButton(f.action));
+    });
+  }
+
+  // Evidence is Kubernetes data: every part of it goes in through textContent / attributes only.
+  function evidence(f) {
+    var parts = [];
+    if (f.tiles.length) {
+      parts.push(el("div", { "class": "tiles" }, f.tiles.map(function (t) {
+        return el("div", { "class": "tile", title: t.title && t.title !== t.value ? t.title : null },
+          el("div", { "class": "label", text: t.label }), el("div", { "class": "v", text: t.value }),
+          t.sub ? el("div", { "class": "tsub", text: t.sub }) : null);
+      })));
+    }
+    if (f.diff.length) {
+      parts.push(el("table", { "class": "ev-diff", "data-evidence": "templateDiff" },
+        el("caption", { text: "Template diff" }),
+        el("thead", null, el("tr", null, el("th", { scope: "col", text: "Field" }), el("th", { scope: "col", text: "Before" }),
+          el("th", { "aria-hidden": "true" }), el("th", { scope: "col", text: "After" }))),
+        el("tbody", null, f.diff.map(function (r) {
+          return el("tr", null, el("td", { "class": "mono", title: r.path, text: r.field }),
+            el("td", { "class": "mono before", title: r.beforeFull, text: r.before }),
+            el("td", { "class": "arrow", "aria-hidden": "true", text: "→" }),
+            el("td", { "class": "mono after", title: r.afterFull, text: r.after }));
+        }))));
+    }
+    if (f.syncs.length) {
+      parts.push(el("div", { "class": "ev-syncs", "data-evidence": "syncs" }, el("div", { "class": "label", text: "Argo CD syncs" }),
+        el("ol", null, f.syncs.map(function (s) { return el("li", { "class": "mono", title: s.title, text: s.text }); }))));
+    }
+    if (f.evidence.length) {
+      parts.push(el("details", { "class": "ev-details", "data-details": "all" },
+        el("summary", { text: "All evidence (" + f.evidence.length + " field" + (f.evidence.length === 1 ? "" : "s") + ")" }),
+        el("dl", null, f.evidence.map(function (e) {
+          return [el("dt", { title: e.key, text: e.label }), el("dd", { title: e.full !== e.value ? e.full : null, text: e.value })];
+        })),
+        f.raw ? el("details", { "class": "ev-raw", "data-details": "raw" }, el("summary", { text: "Raw JSON" }), el("pre", { text: f.raw })) : null));
+    }
+    return parts;
+  }
+
+  // Live updates redraw the cards; whatever evidence a reader had opened stays open.
+  function drawFindings(list) {
+    var target = document.getElementById("findings");
+    var open = Array.prototype.map.call(target.querySelectorAll("details[open]"), function (d) {
+      return d.closest("[data-code]").getAttribute("data-code") + "/" + d.getAttribute("data-details");
+    });
+    fill(target, findings(list));
+    target.querySelectorAll("details").forEach(function (d) {
+      if (open.indexOf(d.closest("[data-code]").getAttribute("data-code") + "/" + d.getAttribute("data-details")) >= 0) d.open = true;
     });
   }
 
@@ -258,7 +305,7 @@
     fill(document.getElementById("findings-count"),
       h.findings.critical ? el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical") : null,
       h.findings.warning ? el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning") : null);
-    fill(document.getElementById("findings"), findings(page.findings));
+    drawFindings(page.findings);
     fill(document.getElementById("canary-notes"), canaryNotes(page.notes));
     fill(document.getElementById("canary-gates"), canaryGates(page.gates));
     fill(document.getElementById("canary-actions"),
@@ -289,7 +336,7 @@
     fill(document.getElementById("findings-count"),
       h.findings.critical ? el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical") : null,
       h.findings.warning ? el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning") : null);
-    fill(document.getElementById("findings"), findings(page.findings));
+    drawFindings(page.findings);
     fill(document.getElementById("steps"), steps(page.steps));
     fill(document.getElementById("revisions"), revisions(page.revisions));
     analysis(page.analysis);

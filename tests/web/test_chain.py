@@ -13,6 +13,16 @@ NOW = datetime(2026, 11, 29, 10, 14, tzinfo=UTC)
 SHA = "9a2c7e5f00112233445566778899aabbccddeeff"
 
 
+def _whole_lines(node: dict[str, Any]) -> list[str]:
+    """A node's lines as written, before the diagram wrapped them to its width."""
+    out: list[str] = []
+    for line in node["lines"]:
+        whole = line.get("full") or line["text"]
+        if not out or out[-1] != whole:
+            out.append(whole)
+    return out
+
+
 def _sync(renders: int = 2) -> dict[str, Any]:
     return {
         "observed": True,
@@ -56,13 +66,13 @@ def test_the_merge_node_shows_the_pull_request_with_its_link_author_and_time() -
     merge = _nodes(build_flow(samples.rerender_race(), NOW, chain=_chain()))["merge"]
     assert merge["title"] == "PR #482"
     assert merge["url"] == "https://git.example/pr/482"
-    assert [line["text"] for line in merge["lines"]] == ["“bump checkout config”", "a.kim · 09:01:00"]
+    assert _whole_lines(merge) == ["“bump checkout config”", "a.kim · 09:01:00"]
 
 
 def test_the_git_node_shows_short_sha_message_values_file_and_pipeline_state() -> None:
     git = _nodes(build_flow(samples.rerender_race(), NOW, chain=_chain()))["git"]
     assert git["title"] == "9a2c7e5" and git["url"] == "https://git.example/c/9a2c7e5"
-    texts = [line["text"] for line in git["lines"]]
+    texts = _whole_lines(git)
     assert texts == ["bump timeoutMs", "values-prod.yaml + inline values", "CI failure"]
     assert git["lines"][-1]["url"] == "https://ci.example/7741"
     assert git["alert"] == "warning"

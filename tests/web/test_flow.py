@@ -98,3 +98,34 @@ def test_blue_green_shows_preview_and_active() -> None:
     assert nodes["canary"]["kind"].startswith("Preview")
     assert nodes["stable"]["kind"].startswith("Active")
     assert nodes["canary"]["title"] == "5e9c2b8d41"
+
+
+def test_an_ordinary_release_gets_a_quiet_note_not_the_red_marker() -> None:
+    change = {"from": "7c9d5f8b6d", "to": "86d4b7c5f9", "at": "2026-11-29T10:12:00Z", "stepFrom": None}
+    view = samples.rerender_race() | {"hashChange": change}
+    view["findings"] = []
+    rollout = _nodes(build_flow(view, NOW))["rollout"]
+    assert rollout["alert"] == ""
+    assert rollout["marker"]["cls"] == "note" and rollout["marker"]["role"] == "release"
+    assert rollout["marker"]["text"] == "new release · rev 13 · 2 m ago"
+
+
+def test_long_node_text_wraps_inside_the_box_and_keeps_the_whole_text() -> None:
+    view = samples.rerender_race()
+    image = "registry.example.com/platform/team-payments/checkout-service:1.42.0-rc.3"
+    view["images"] = [{"image": image, "tags": ["canary"]}]
+    nodes = _nodes(build_flow(view, NOW))
+    canary = nodes["canary"]
+    image = [line for line in canary["lines"] if "mono" in line["cls"]]
+    assert image[0]["full"] == "registry.local/checkout:1.42.0"  # the ReplicaSet's own image wins
+    orphan = nodes["orphan0"]
+    texts = [line["text"] for line in orphan["lines"]]
+    assert all(len(t) * 7.0 <= orphan["w"] - 24 for t in texts), texts
+    assert orphan["y"] >= nodes["stable"]["y"] + nodes["stable"]["h"]  # stacked, never overlapping
+    assert nodes["stable"]["y"] >= canary["y"] + canary["h"]
+
+
+def test_an_unobserved_stage_says_why_in_full() -> None:
+    merge = _nodes(build_flow(samples.rerender_race(), NOW))["merge"]
+    reason = " ".join(line["text"] for line in merge["lines"])
+    assert "…" not in reason and merge["h"] >= 42 + 18 * len(merge["lines"])
