@@ -2,9 +2,10 @@
 
 Starts ``manage.py demo`` (kubesim scenarios → the real watcher → the web app, in one process) on a free
 port with a throw-away SQLite database, signs in with the demo password it prints, waits for the
-scenarios to reach the interesting moments (the re-render race's hash change), and saves
-``fleet.png``, ``rollout.png`` (rerender-race) and ``history.png`` (its release timeline) with headless
-Chromium, cropped to at most 1600 px tall. Needs /usr/bin/chromium and ImageMagick's ``convert``.
+scenarios to reach the interesting moments (the re-render race's hash change), and saves ``fleet.png``,
+``rollout.png`` (rerender-race; ``rollout-dark.png`` is the same in the dark theme) and ``history.png``
+(its release timeline) with headless Chromium, cropped to at most 1600 px tall. Needs /usr/bin/chromium
+and ImageMagick's ``convert``.
 Non-goal: pixel-stable images (the demo runs in real time, so ages and countdowns differ per run).
 """
 
@@ -91,6 +92,13 @@ def take(url: str, password: str, out: Path, timeout: float) -> None:
         page.wait_for_selector("[data-marker=step-reset]")
         page.wait_for_timeout(1500)  # let the analysis charts settle
         page.screenshot(path=str(out / "rollout.png"), full_page=True)
+        # The same page in the dark theme (the choice the theme toggle stores), then back to light.
+        page.evaluate("localStorage.setItem('theme', 'dark')")
+        page.reload()
+        page.wait_for_selector("[data-marker=step-reset]")
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(out / "rollout-dark.png"), full_page=True)
+        page.evaluate("localStorage.setItem('theme', 'light')")
 
         page.goto(url + "?healthy=1")  # the healthy group expanded, so every demo rollout shows
         page.wait_for_selector("#fleet-body tr.row")
@@ -123,7 +131,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(15)
-    for name in ("fleet.png", "rollout.png", "history.png"):
+    for name in ("fleet.png", "rollout.png", "rollout-dark.png", "history.png"):
         crop(args.out / name)
         print(f"{args.out / name}: {(args.out / name).stat().st_size // 1024} KiB")
 

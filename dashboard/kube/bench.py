@@ -236,7 +236,7 @@ def run_bench(
     redis_url: str,
     history: bool,
     burst_churn: float = 80.0,
-    burst_seconds: float = 5.0,
+    burst_seconds: float = 4.0,
     namespaces: int = 50,
     log: Any = print,
 ) -> BenchResult:
@@ -358,16 +358,17 @@ def _steady(
     pid: int,
 ) -> tuple[Phase, float]:
     """Churn at about ``rate`` changes/s: start from the estimated ``churn`` releases/s, correct it once
-    from what a release's time of warm-up actually gave, warm up again; then measure every Rollout write
-    of a ``seconds`` window from the write to its publication. Returns the phase and the churn used."""
+    from what the steady state (after a release's time) gives, let it settle again; then measure every
+    Rollout write of a ``seconds`` window from the write to its publication. Returns the phase and the
+    churn used."""
     kube.call(sim.set_churn, churn)
-    time.sleep(RELEASE_SECONDS / 2)
+    time.sleep(RELEASE_SECONDS)  # every stage of a release under way: the rate is steady
     before = kube.call(writes.mark)[0]
-    time.sleep(RELEASE_SECONDS / 2)
-    offered = (kube.call(writes.mark)[0] - before) / (RELEASE_SECONDS / 2)
+    time.sleep(5.0)
+    offered = (kube.call(writes.mark)[0] - before) / 5.0
     churn *= min(4.0, max(0.25, rate / max(offered, 1.0)))
     kube.call(sim.set_churn, churn)
-    time.sleep(RELEASE_SECONDS / 2)
+    time.sleep(RELEASE_SECONDS)
     first_change, first_rollout = kube.call(writes.mark)
     cpu0 = _cpu_seconds(pid)
     time.sleep(seconds)

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from dashboard.web.chain import release_chain
-from dashboard.web.flow import build_flow
+from dashboard.web.flow import build_flow, fit_node, short_image
 from dashboard.web.replay import chart, replay
 from dashboard.web.rollout import event_icon
 from dashboard.web.timefmt import parse_time, short_age
@@ -100,7 +100,9 @@ def _historic_flow(view: Mapping[str, Any], at: datetime) -> dict[str, Any]:
     for node in flow["nodes"]:
         if node["id"] in tags and node["lines"] and node["lines"][0]["text"] == "ReplicaSet not seen yet":
             image = next((i["image"] for i in view.get("images") or [] if tags[node["id"]] in i["tags"]), "")
-            node["lines"] = [{"text": image, "cls": "muted mono"}] if image else []
+            line = {"text": short_image(image), "cls": "muted mono", "full": image}
+            node["lines"] = [line] if image else []
+            fit_node(node)
     return flow
 
 

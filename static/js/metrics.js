@@ -64,6 +64,14 @@
   }
   function empty(series) { return !(series || []).some(function (s) { return s.t.length; }); }
 
+  // Why a chart has no line, written across it (a title would overflow): the query's error, or no data.
+  function explain(lay, error, series) {
+    if (!error && !empty(series)) return;
+    var text = error || "No data for this query yet";
+    lay.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
+      text: text.replace(/(.{1,60})(\s|$)/g, "$1<br>"), font: { size: 11, color: css(error ? "--critical" : "--text-3", "#667085") } });
+  }
+
   function drawAnalysis(spec, container) {
     var title = spec.metric + " · " + spec.run + " (" + (spec.phase || spec.runStatus || "") + ")";
     var measured = (spec.measurements || []).some(function (m) { return m.t !== null; });
@@ -174,7 +182,9 @@
     (doc.panel || []).forEach(function (item) { drawPanel(item, standard); });
     if (added) {  // a new chart changes the grid: let the ones already drawn take their final width
       added = false;
-      Object.keys(drawn).forEach(function (id) { window.Plotly.Plots.resize(drawn[id]); });
+      Object.keys(drawn).forEach(function (id) {
+        if (!drawn[id].getAttribute("data-empty")) window.Plotly.Plots.resize(drawn[id]);
+      });
     }
   }
 

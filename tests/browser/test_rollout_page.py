@@ -80,4 +80,16 @@ def test_the_rerender_race_shows_the_hash_change_and_the_step_reset(
     gitops = (snapshot("sim/web/frontend") or {}).get("gitops") or {}
     assert gitops.get("app") and gitops["app"] in sync_text
     assert f"{gitops.get('sync')} · " in sync_text
+    # The finding's evidence reads as facts, not JSON: key tiles, the diff as a table, the rest behind
+    # a details element that opens from the keyboard.
+    race = page.locator("#findings [data-code=rerender-race]")
+    race.locator(".tile").first.wait_for()
+    labels = race.locator(".tile .label").all_text_contents()
+    assert "Template diff" in labels and "Step index" in labels
+    assert "checksum/config" in (race.locator("[data-evidence=templateDiff]").text_content() or "")
+    assert "[{" not in (race.text_content() or "").split("All evidence")[0]
+    race.locator("[data-details=all] > summary").focus()
+    page.keyboard.press("Enter")
+    assert race.locator("[data-details=all]").get_attribute("open") is not None
+    assert "Previous render at" in (race.locator("[data-details=all] dl").text_content() or "")
     screenshot(page, "rollout-rerender-race")

@@ -24,8 +24,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--burst-seconds",
             type=float,
-            default=5.0,
-            help="seconds the watcher is stopped while the backlog builds (at most 6: the lease TTL is 10 s)",
+            default=4.0,
+            help="seconds the watcher is stopped while the backlog builds (at most 5: the lease TTL is 10 s)",
         )
         parser.add_argument("--history", action="store_true", help="also record history (needs DATABASE_URL)")
         parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
@@ -39,8 +39,8 @@ class Command(BaseCommand):
                 raise CommandError(f"--{flag} must be positive, not {options[name]}")
         if options["seconds"] > 600:
             raise CommandError("--seconds is at most 600 (the benchmark is bounded)")
-        if options["burst_seconds"] > 6:
-            raise CommandError("--burst-seconds is at most 6 (a stopped watcher must keep its 10 s lease)")
+        if options["burst_seconds"] > 5:
+            raise CommandError("--burst-seconds is at most 5 (a stopped watcher must keep its 10 s lease)")
         result = run_bench(
             rollouts=options["rollouts"],
             rate=options["rate"],
