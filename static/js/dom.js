@@ -68,5 +68,12 @@
       svg("path", { d: d, fill: "none", stroke: "currentColor", "stroke-width": 1.6, "stroke-linecap": "round", "stroke-linejoin": "round" }));
   }
 
-  window.UI = { el: el, svg: svg, icon: icon, controllerIcon: controllerIcon, clear: clear, fill: fill, readJSON: readJSON, countdown: countdown };
+  // Plotly reads a little HTML in its strings (<br>, <b>, <a href>); anything from a Kubernetes object or
+  // Prometheus goes in as entities, so it is shown as typed and never as markup.
+  function plotText(value) {
+    return String(value === undefined || value === null ? "" : value)
+      .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+  window.UI = { el: el, svg: svg, icon: icon, controllerIcon: controllerIcon, clear: clear, fill: fill, readJSON: readJSON,
+    countdown: countdown, plotText: plotText };
 })();

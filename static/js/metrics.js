@@ -25,9 +25,10 @@
     return { Successful: css("--healthy", "#12B76A"), Failed: css("--critical", "#D92D20"),
       Error: css("--warning", "#DC6803"), Inconclusive: css("--accent", "#3E63DD") }[phase] || css("--text-3", "#667085");
   }
+  var plain = window.UI.plotText;  // names, messages and errors go into plotly as text, never markup
   function layout(title, yTitle) {
     return {
-      title: { text: title, font: { size: 13 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 36 },
+      title: { text: plain(title), font: { size: 13 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 36 },
       paper_bgcolor: css("--card", "#fff"), plot_bgcolor: css("--card", "#fff"),
       font: { color: css("--text", "#101828"), size: 11, family: css("--sans", "sans-serif") }, showlegend: true,
       legend: { orientation: "h", y: -0.2 }, xaxis: { type: "date", gridcolor: css("--border", "#E4E7EC") },
@@ -69,7 +70,7 @@
     if (!error && !empty(series)) return;
     var text = error || "No data for this query yet";
     lay.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
-      text: text.replace(/(.{1,60})(\s|$)/g, "$1<br>"), font: { size: 11, color: css(error ? "--critical" : "--text-3", "#667085") } });
+      text: plain(text).replace(/(.{1,60})(\s|$)/g, "$1<br>"), font: { size: 11, color: css(error ? "--critical" : "--text-3", "#667085") } });
   }
 
   function drawAnalysis(spec, container) {
@@ -95,8 +96,8 @@
       traces.push({
         x: ms.map(function (m) { return new Date(m.t * 1000); }),
         y: ms.map(function (m) { return m.value === null ? 0 : m.value; }),
-        text: ms.map(function (m) { return phase + " " + m.text + (m.message ? " — " + m.message : ""); }),
-        hoverinfo: "text+x", mode: "markers", name: "measurement: " + phase,
+        text: ms.map(function (m) { return plain(phase + " " + m.text + (m.message ? " — " + m.message : "")); }),
+        hoverinfo: "text+x", mode: "markers", name: plain("measurement: " + phase),
         marker: { size: 10, color: phaseColour(phase), symbol: phase === "Successful" ? "circle" : "x",
           line: { width: 1, color: css("--card", "#fff") } }
       });
@@ -117,7 +118,7 @@
         x1: new Date(end * 1000), y0: 0, y1: 1, fillcolor: css("--accent", "#3E63DD"), opacity: 0.08,
         line: { width: 0 }, layer: "below" });
       lay.annotations.push({ xref: "x", yref: "paper", x: new Date(spec.window.start * 1000), y: 1, xanchor: "left",
-        yanchor: "top", text: spec.window.label, showarrow: false, font: { size: 10 } });
+        yanchor: "top", text: plain(spec.window.label), showarrow: false, font: { size: 10 } });
     }
     explain(lay, spec.error, spec.series);
     plot(container, "analysis:" + spec.id, traces, lay);
@@ -140,7 +141,7 @@
     var traces = series.map(function (s) {
       var version = s.labels.version || JSON.stringify(s.labels);
       var stable = version === "stable";
-      return { x: dates(s.t), y: s.v, mode: "lines", name: version, opacity: stable ? 0.45 : 1,
+      return { x: dates(s.t), y: s.v, mode: "lines", name: plain(version), opacity: stable ? 0.45 : 1,
         line: { width: stable ? 5 : 2, color: stable ? css("--accent", "#3E63DD") : css("--warning", "#DC6803") } };
     });
     var lay = layout(title);

@@ -63,10 +63,10 @@
     doc.chart.markers.forEach(function (m) { (groups[m.group] = groups[m.group] || []).push(m); });
     Object.keys(groups).forEach(function (group) {
       var ms = groups[group];
-      traces.push({ x: ms.map(function (m) { return m.at; }), y: ms.map(function () { return 108; }), name: group, mode: "markers",
+      traces.push({ x: ms.map(function (m) { return m.at; }), y: ms.map(function () { return 108; }), name: UI.plotText(group), mode: "markers",
         marker: { symbol: SYMBOLS[group] || "circle", size: 11, color: ms.map(function (m) { return cssVar(TONES[m.tone] || "--text-3"); }),
           line: { width: 1.5, color: ms.map(function (m) { return cssVar(TONES[m.tone] || "--text-3"); }) } },
-        text: ms.map(function (m) { return m.title; }), hoverinfo: "text", customdata: ms.map(function (m) { return m.event; }) });
+        text: ms.map(function (m) { return UI.plotText(m.title); }), hoverinfo: "text", customdata: ms.map(function (m) { return m.event; }) });
     });
     var first = doc.frames.length ? doc.frames[Math.max(0, frame)].at : null;
     var layout = {

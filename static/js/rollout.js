@@ -158,15 +158,15 @@
       target.appendChild(plot);
       var ok = c.points.filter(function (p) { return p.value !== null; });
       var traces = [{ x: ok.map(function (p, i) { return i + 1; }), y: ok.map(function (p) { return p.value; }), mode: "lines+markers",
-        name: c.metric, line: { color: cssVar("--accent") },
+        name: UI.plotText(c.metric), line: { color: cssVar("--accent") },
         marker: { color: ok.map(function (p) { return p.phase === "Failed" ? cssVar("--critical") : p.phase === "Successful" ? cssVar("--healthy") : cssVar("--text-3"); }), size: 7 },
-        text: ok.map(function (p) { return p.at + " · " + p.phase; }), hoverinfo: "y+text" }];
+        text: ok.map(function (p) { return UI.plotText(p.at + " · " + p.phase); }), hoverinfo: "y+text" }];
       var shapes = [];
       [["success", "--healthy"], ["failure", "--critical"]].forEach(function (pair) {
         var t = c[pair[0]];
         if (!t) return;
         shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: t.value, y1: t.value, line: { color: cssVar(pair[1]), dash: "dash", width: 1.5 } });
-        traces.push({ x: [ok.length || 1], y: [t.value], mode: "text", text: ["threshold " + t.op + " " + t.value], textposition: "top left",
+        traces.push({ x: [ok.length || 1], y: [t.value], mode: "text", text: [UI.plotText("threshold " + t.op + " " + t.value)], textposition: "top left",
           textfont: { color: cssVar(pair[1]), size: 11 }, hoverinfo: "skip", showlegend: false });
       });
       if (window.Plotly) {
