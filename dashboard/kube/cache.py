@@ -7,6 +7,11 @@ ReplicaSet → Experiment → Rollout. ``apply`` and ``replace`` (a relist) retu
 whose view must be rebuilt, found in O(depth) without scanning; ``inputs`` gathers one rollout's objects
 for the domain model. Argo CD Applications are linked to the Rollouts listed in their ``status.resources``.
 
+Flagger's Canary is the other root (``canary_inputs``). Nothing links to it by owner, so it is found by
+name: its Events by ``involvedObject`` (only the newest ``EVENTS_PER_CANARY`` per Canary are kept, so a
+chatty Canary cannot grow the cache), its target and ``-primary`` Deployments and its HTTPRoute by the
+names its spec implies (``dashboard.domain.flagger``).
+
 Children whose owner has not arrived yet are indexed anyway, so whichever arrives last triggers the
 rebuild (level-triggered: order of arrival does not matter).
 
@@ -19,17 +24,32 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashboard.domain.flagger import routing_object
+from dashboard.domain.objects import parse_time
+
 ROLLOUT = "Rollout"
 REPLICA_SET = "ReplicaSet"
 POD = "Pod"
 ANALYSIS_RUN = "AnalysisRun"
 EXPERIMENT = "Experiment"
 APPLICATION = "Application"
-KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION)
+CANARY = "Canary"
+EVENT = "Event"
+DEPLOYMENT = "Deployment"
+HTTP_ROUTE = "HTTPRoute"
+FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
+KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, *FLAGGER_KINDS)
+ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
+BY_NAME = (DEPLOYMENT, HTTP_ROUTE)  # read by a Canary's view, found by name
+# Flagger writes an Event per analysis tick that says something; Kubernetes keeps them an hour. The view
+# needs the recent ones (the current halt, the failed checks), not all of them.
+EVENTS_PER_CANARY = 50
 
 Obj = dict[str, Any]
 # A change the cache actually applied: (event type, object) — what a recording writes.
 Change = tuple[str, Obj]
+NameKey = tuple[str, str]  # (namespace, name)
+Ref = tuple[str, str, str]  # (kind, namespace, name)
 
 
 class MalformedObject(ValueError):
@@ -99,6 +119,13 @@ class RolloutInputs:
     applications: list[Obj] = field(default_factory=list)
 
 
+@dataclass
+class CanaryInputs:
+    canary: Obj
+    events: list[Obj] = field(default_factory=list)
+    objects: list[Obj] = field(default_factory=list)  # its Deployments and routing object, each with ``kind``
+
+
 class ClusterCache:
     def __init__(self) -> None:
         self.objects: dict[str, dict[str, Obj]] = {kind: {} for kind in KINDS}
@@ -109,12 +136,24 @@ class ClusterCache:
         self.apps_by_rollout: dict[tuple[str, str], set[str]] = {}
         self.app_targets: dict[str, tuple[tuple[str, str], ...]] = {}
         self.rollout_by_name: dict[tuple[str, str], str] = {}
+        # Flagger: Canary by name; what each Canary's view reads (and the reverse); objects by name;
+        # Events by the Canary they are about (event UID → when, for keeping the newest).
+        self.canary_by_name: dict[NameKey, str] = {}
+        self.canary_reads: dict[str, tuple[Ref, ...]] = {}
+        self.readers: dict[Ref, set[str]] = {}
+        self.named: dict[Ref, str] = {}
+        self.events_by_canary: dict[NameKey, dict[str, float]] = {}
+        self.event_subject: dict[str, NameKey] = {}
 
     def get(self, kind: str, uid: str) -> Obj | None:
         return self.objects[kind].get(uid)
 
     def rollouts(self) -> dict[str, Obj]:
         return self.objects[ROLLOUT]
+
+    def roots(self) -> dict[str, Obj]:
+        """Every object a view is built for (Rollouts and Canaries) by UID."""
+        return {**self.objects[ROLLOUT], **self.objects[CANARY]}
 
     def apply(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> set[str]:
         """Apply one watch event; returns the UIDs of the rollouts to rebuild. Raises MalformedObject."""
@@ -124,11 +163,11 @@ class ClusterCache:
         uid = uid_of(obj)
         old = self.objects[kind].get(uid)
         affected = self._rollouts_of(uid, kind) if old is not None else set()
-        if event_type == "DELETED":
+        if event_type == "DELETED" or (kind == EVENT and _event_subject(obj) is None):
             if old is not None:
                 self._remove(kind, uid)
             return affected
-        self._store(kind, uid, slim(obj))
+        self._store(kind, uid, slim(obj) if kind not in BY_NAME else {**slim(obj), "kind": kind})
         return affected | self._rollouts_of(uid, kind)
 
     def replace(
@@ -180,6 +219,20 @@ class ClusterCache:
                 found.applications.append(app)
         return found
 
+    def canary_inputs(self, canary_uid: str) -> CanaryInputs | None:
+        canary = self.objects[CANARY].get(canary_uid)
+        if canary is None:
+            return None
+        events = self.objects[EVENT]
+        found = CanaryInputs(canary=canary)
+        found.events = [events[u] for u in self.events_by_canary.get(_name_key(canary), ()) if u in events]
+        for ref in self.canary_reads.get(canary_uid, ()):
+            uid = self.named.get(ref)
+            obj = self.objects[ref[0]].get(uid) if uid is not None else None
+            if obj is not None:
+                found.objects.append(obj)
+        return found
+
     def _children(self, owner: str, kind: str) -> list[Obj]:
         store = self.objects[kind]
         return [store[uid] for uid in sorted(self.children.get(owner, ())) if uid in store]
@@ -194,20 +247,57 @@ class ClusterCache:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
             self.rollout_by_name[_name_key(obj)] = uid
+        elif kind == CANARY:
+            self.canary_by_name[_name_key(obj)] = uid
+            reads = _canary_reads(obj)
+            self.canary_reads[uid] = reads
+            for ref in reads:
+                self.readers.setdefault(ref, set()).add(uid)
+        elif kind in BY_NAME:
+            self.named[(kind, *_name_key(obj))] = uid
+        elif kind == EVENT:
+            self._store_event(uid, obj)
         if kind == APPLICATION:
             targets = _application_rollouts(obj)
             self.app_targets[uid] = targets
             for target in targets:
                 self.apps_by_rollout.setdefault(target, set()).add(uid)
 
+    def _store_event(self, uid: str, event: Obj) -> None:
+        subject = _event_subject(event)
+        if subject is None:
+            return
+        self.event_subject[uid] = subject
+        bucket = self.events_by_canary.setdefault(subject, {})
+        bucket[uid] = _event_when(event)
+        if len(bucket) > EVENTS_PER_CANARY:
+            self._remove(EVENT, min(bucket, key=lambda u: (bucket[u], u)))
+
     def _remove(self, kind: str, uid: str) -> None:
         self._unindex(uid)
         old = self.objects[kind].pop(uid, None)
         if kind == ROLLOUT and old is not None and self.rollout_by_name.get(_name_key(old)) == uid:
             del self.rollout_by_name[_name_key(old)]
+        if kind == CANARY and old is not None and self.canary_by_name.get(_name_key(old)) == uid:
+            del self.canary_by_name[_name_key(old)]
         self.kind_of.pop(uid, None)
 
     def _unindex(self, uid: str) -> None:
+        kind = self.kind_of.get(uid)
+        if kind in BY_NAME:
+            old = self.objects[str(kind)].get(uid)
+            ref = (str(kind), *_name_key(old)) if old is not None else None
+            if ref is not None and self.named.get(ref) == uid:
+                del self.named[ref]
+        for ref in self.canary_reads.pop(uid, ()):
+            _discard(self.readers, ref, uid)
+        subject = self.event_subject.pop(uid, None)
+        if subject is not None:
+            events = self.events_by_canary.get(subject)
+            if events is not None:
+                events.pop(uid, None)
+                if not events:
+                    del self.events_by_canary[subject]
         for owner in self.owners.pop(uid, ()):
             siblings = self.children.get(owner)
             if siblings is not None:
@@ -222,9 +312,17 @@ class ClusterCache:
                     del self.apps_by_rollout[target]
 
     def _rollouts_of(self, uid: str, kind: str) -> set[str]:
-        """The rollouts an object belongs to, following owners up (Pod → RS → Experiment → Rollout)."""
-        if kind == ROLLOUT:
+        """The roots an object belongs to, following owners up (Pod → RS → Experiment → Rollout), or the
+        names a Canary's view reads (Events, Deployments, HTTPRoutes)."""
+        if kind in ROOTS:
             return {uid}
+        if kind == EVENT:
+            subject = self.event_subject.get(uid)
+            canary = self.canary_by_name.get(subject) if subject is not None else None
+            return {canary} if canary is not None else set()
+        if kind in BY_NAME:
+            obj = self.objects[kind].get(uid)
+            return set(self.readers.get((kind, *_name_key(obj)), ())) if obj is not None else set()
         if kind == APPLICATION:
             by_name = self.rollout_by_name
             return {by_name[t] for t in self.app_targets.get(uid, ()) if t in by_name}
@@ -252,6 +350,58 @@ def _version(obj: Mapping[str, Any]) -> str:
 
 def _name_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"])
+
+
+def _discard(index: dict[Ref, set[str]], ref: Ref, uid: str) -> None:
+    found = index.get(ref)
+    if found is not None:
+        found.discard(uid)
+        if not found:
+            del index[ref]
+
+
+def _canary_reads(canary: Mapping[str, Any]) -> tuple[Ref, ...]:
+    """The objects a Canary's view reads: its target and ``-primary`` Deployments and its HTTPRoute."""
+    namespace = str(canary["metadata"].get("namespace") or "")
+    spec = canary.get("spec") or {}
+    target = spec.get("targetRef") if isinstance(spec, Mapping) else None
+    target = target if isinstance(target, Mapping) else {}
+    reads: list[Ref] = []
+    name = target.get("name")
+    if isinstance(name, str) and name and target.get("kind", DEPLOYMENT) == DEPLOYMENT:
+        reads += [(DEPLOYMENT, namespace, name), (DEPLOYMENT, namespace, f"{name}-primary")]
+    routing = routing_object(canary)
+    if routing is not None and routing[0] == HTTP_ROUTE:
+        reads.append((HTTP_ROUTE, namespace, routing[2]))
+    return tuple(reads)
+
+
+def _event_subject(event: Mapping[str, Any]) -> NameKey | None:
+    """(namespace, name) of the Canary an Event is about, or None when it is about something else."""
+    involved = event.get("involvedObject") or event.get("regarding")
+    if not isinstance(involved, Mapping) or involved.get("kind") != CANARY:
+        return None
+    name = involved.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    namespace = involved.get("namespace") or event["metadata"].get("namespace") or ""
+    return str(namespace), name
+
+
+def _event_when(event: Mapping[str, Any]) -> float:
+    """When an Event last happened (what the view orders them by); 0 when it does not say."""
+    series = event.get("series")
+    for value in (
+        event.get("lastTimestamp"),
+        series.get("lastObservedTime") if isinstance(series, Mapping) else None,
+        event.get("eventTime"),
+        event.get("firstTimestamp"),
+        event["metadata"].get("creationTimestamp"),
+    ):
+        moment = parse_time(value)
+        if moment is not None:
+            return moment.timestamp()
+    return 0.0
 
 
 def _application_rollouts(app: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

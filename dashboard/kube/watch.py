@@ -11,7 +11,9 @@
 4. ``410 Gone`` (an ERROR event or a status) → relist at once. Any other failure → back off exponentially
    with full jitter, then relist.
 5. A kind whose CRD is missing (404) and marked optional is logged once and looked at again only every
-   ``missing_crd_retry`` seconds — never in a hot loop.
+   ``missing_crd_retry`` seconds — never in a hot loop. A kind that ``requires`` another (Flagger's Events,
+   Deployments and HTTPRoutes require the Canary CRD) is only watched once that one is served; the watcher
+   enforces it, so a cluster without Flagger is not asked for every Deployment.
 
 All timeouts live in ``WatchSettings``. Non-goals: no caching and no view building (the sink does that),
 no use of ``kubernetes.informer`` (it crashes on custom resources).
@@ -52,7 +54,17 @@ class Kind:
     version: str
     plural: str
     label_selector: str | None = None
+    field_selector: str | None = None
     optional: bool = False  # a CRD that may not be installed (Argo CD's Application)
+    requires: str | None = None  # the kind that must be served first (the Watcher waits for it)
+
+    def selectors(self) -> dict[str, str]:
+        found = {}
+        if self.label_selector:
+            found["labelSelector"] = self.label_selector
+        if self.field_selector:
+            found["fieldSelector"] = self.field_selector
+        return found
 
     def path(self, namespace: str | None) -> str:
         base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
@@ -67,6 +79,11 @@ WATCHED_KINDS = (
     Kind("AnalysisRun", "argoproj.io", "v1alpha1", "analysisruns"),
     Kind("Experiment", "argoproj.io", "v1alpha1", "experiments"),
     Kind("Application", "argoproj.io", "v1alpha1", "applications", optional=True),
+    # Flagger: the Canary, the Events Flagger writes about it (its only history) and what its view reads.
+    Kind("Canary", "flagger.app", "v1beta1", "canaries", optional=True),
+    Kind("Event", "", "v1", "events", field_selector="involvedObject.kind=Canary", requires="Canary"),
+    Kind("Deployment", "apps", "v1", "deployments", requires="Canary"),
+    Kind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", optional=True, requires="Canary"),
 )
 
 
@@ -104,7 +121,7 @@ async def watch_kind(
     stats = stats if stats is not None else WatchStats()
     where = f"{kind.name} in {namespace or 'all namespaces'}"
     path = kind.path(namespace)
-    selector = {"labelSelector": kind.label_selector} if kind.label_selector else {}
+    selector = kind.selectors()
     delay = settings.backoff_initial
     missing_logged = False
     while True:

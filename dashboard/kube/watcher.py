@@ -9,6 +9,15 @@ are never starved, and every rollout is re-evaluated now and then because some f
 time alone. Timeline events are the diff between the last published view and the new one; the recorder
 writes them (on its own thread) after the bus accepted the publish.
 
+Flagger Canaries go through the same pipeline under the same keys (``cluster/namespace/name``): a change to
+a Canary, an Event about it or an object its view reads rebuilds its ``canary_view``. Their kinds are only
+watched once the Canary CRD is served.
+
+Each rollout's Prometheus baselines (``dashboard.metrics.baseline``) feed its findings. They are read from
+a cache while building, never fetched there: after a publish, a due refresh runs as its own task (a few at
+a time), and marks the rollout dirty when the values changed. Prometheus absent or down only means no
+fresh baselines.
+
 Only the holder of the cluster's lease publishes. On getting the lease (at start, after a takeover, or
 after Redis lost its data) the watcher resyncs: it reads what the bus holds for the cluster, removes
 rollouts that no longer exist and republishes every view that differs. Nothing is published before
@@ -37,16 +46,29 @@ import orjson
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.findings import Thresholds, detect_findings
 from dashboard.domain.findings.base import SCALE_DOWN_DEADLINE
+from dashboard.domain.flagger import CONTROLLER as FLAGGER
+from dashboard.domain.flagger import canary_view
 from dashboard.domain.observations import Observations, RolloutObjects, observe
 from dashboard.domain.rollout_view import build_rollout_view
 from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
 from dashboard.history.recorder import Recorder
-from dashboard.kube.cache import ROLLOUT, ClusterCache, MalformedObject, RolloutInputs, describe, uid_of
+from dashboard.kube.cache import (
+    CANARY,
+    ROLLOUT,
+    CanaryInputs,
+    ClusterCache,
+    MalformedObject,
+    RolloutInputs,
+    describe,
+    uid_of,
+)
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
 from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
 from dashboard.live.bus import BusError, LiveBus
 from dashboard.live.lease import Lease, LeaseState
+from dashboard.metrics.baseline import BaselineCache
+from dashboard.metrics.config import from_settings as metrics_config
 from dashboard.observability.metrics import watch_changed, watch_listed, watch_published
 
 log = logging.getLogger(__name__)
@@ -116,6 +138,7 @@ class PipelineSettings:
     recheck_seconds: float = 30.0
     gc_freeze_seconds: float = 10.0  # see Watcher.keep_heap_frozen
     gc_full_seconds: float = 600.0
+    baseline_concurrency: int = 4  # Prometheus refreshes in flight at once
     thresholds: Thresholds = field(default_factory=Thresholds)
 
 
@@ -146,6 +169,7 @@ class Watcher:
         namespaces: Sequence[str] | None = None,
         clock: Callable[[], datetime] | None = None,
         on_published: Callable[[Sequence[tuple[str, Mapping[str, Any], str]]], None] | None = None,
+        baselines: BaselineCache | None = None,
     ) -> None:
         self.cluster = cluster
         self.bus = bus
@@ -181,6 +205,13 @@ class Watcher:
         # Rollouts whose findings can change with time alone (an ordered set), and where the recheck is.
         self._timed: dict[str, None] = {}
         self._recheck_cursor = 0
+        # A kind that requires another waits until that one is listed (per namespace).
+        self._served: dict[tuple[str, str | None], asyncio.Event] = {}
+        self.baselines = baselines if baselines is not None else BaselineCache(metrics_config())
+        self.refresh_baselines = True  # off in replay: a recording's past has no live Prometheus
+        self._refreshing: set[str] = set()
+        self._refresh_tasks: set[asyncio.Task[None]] = set()
+        self._refresh_slots = asyncio.Semaphore(max(1, settings.baseline_concurrency))
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -199,6 +230,7 @@ class Watcher:
         self._mark(affected)
         watch_listed(self.cluster, kind, namespace, affected)
         self._synced.add((kind, namespace))
+        self._served_event(kind, namespace).set()
         self._check_ready()
 
     def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
@@ -231,14 +263,23 @@ class Watcher:
             self._malformed(ROLLOUT, rollout, f"observing it failed: {error!r}")
 
     def unavailable(self, kind: str, namespace: str | None) -> None:
-        self._synced.add((kind, namespace))
+        # The kinds that wait for this one will not run: nothing to wait for from them either.
+        self._synced |= {(k.name, namespace) for k in self.kinds if k.name == kind or k.requires == kind}
         self._check_ready()
+
+    def _served_event(self, kind: str, namespace: str | None) -> asyncio.Event:
+        return self._served.setdefault((kind, namespace), asyncio.Event())
+
+    async def _watch(self, api: KubeApi, kind: Kind, namespace: str | None) -> None:
+        if kind.requires and any(k.name == kind.requires for k in self.kinds):
+            await self._served_event(kind.requires, namespace).wait()
+        await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats)
 
     def _check_ready(self) -> None:
         if not self._ready.is_set() and all(
             (k.name, ns) in self._synced for k in self.kinds for ns in self.namespaces
         ):
-            log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.rollouts()))
+            log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.roots()))
             self._ready.set()
             self._wake.set()
 
@@ -265,10 +306,7 @@ class Watcher:
     async def run(self, api: KubeApi) -> None:
         """Watch every kind, hold/seek the lease and publish, until cancelled."""
         tasks = [
-            asyncio.create_task(
-                watch_kind(api, kind, ns, self, self.watch_settings, self.watch_stats),
-                name=f"watch-{kind.name}-{ns or 'all'}",
-            )
+            asyncio.create_task(self._watch(api, kind, ns), name=f"watch-{kind.name}-{ns or 'all'}")
             for kind in self.kinds
             for ns in self.namespaces
         ]
@@ -279,6 +317,7 @@ class Watcher:
         try:
             await asyncio.gather(*tasks)
         finally:
+            tasks += self._refresh_tasks
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -419,12 +458,17 @@ class Watcher:
                 break
             uids.append(uid)
             built[uid] = self._dirty.get(uid)
-            inputs = self.cache.inputs(uid)
+            inputs: RolloutInputs | CanaryInputs | None = self.cache.inputs(uid)
+            inputs = inputs or self.cache.canary_inputs(uid)
             if inputs is None:
                 if uid in self._keys:
                     removals.append(uid)
                 continue
-            view = self._build(uid, inputs, at)
+            view = (
+                self._build(uid, inputs, at)
+                if isinstance(inputs, RolloutInputs)
+                else self._build_canary(uid, inputs, at)
+            )
             if view is None:
                 continue
             view_digest = digest(view)
@@ -451,8 +495,10 @@ class Watcher:
             if self.recorder is not None and events:
                 self.recorder.submit(view, events, at)
             published.append((self._keys[uid], view, stream_id))
+            self._refresh_baselines_later(uid, self._keys[uid], view)
         watch_published(self.cluster, uids, published, [self._keys[uid] for uid in removals])
         for uid in removals:
+            self.baselines.forget(self._keys[uid])
             self._basis.pop(uid, None)
             self._digest.pop(uid, None)
             self._keys.pop(uid, None)
@@ -487,6 +533,7 @@ class Watcher:
         objects = RolloutObjects(
             inputs.rollout, inputs.replicasets, inputs.analysisruns, inputs.pods, inputs.applications
         )
+        key = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
         try:
             findings = detect_findings(
                 view,
@@ -494,6 +541,7 @@ class Watcher:
                 history=self._history.get(uid),
                 now=at,
                 thresholds=self.settings.thresholds,
+                baselines=self.baselines.get(key),
             )
         except Exception as error:  # as above: the view is still worth publishing without its findings
             self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")
@@ -504,6 +552,50 @@ class Watcher:
         else:
             self._timed.pop(uid, None)
         return view
+
+    def _build_canary(self, uid: str, inputs: CanaryInputs, at: datetime) -> dict[str, Any] | None:
+        self.stats.builds += 1
+        self._timed.pop(uid, None)  # nothing in a Canary's view changes with time alone but its age
+        try:
+            return canary_view(
+                inputs.canary, events=inputs.events, now=at, cluster=self.cluster, objects=inputs.objects
+            ).to_dict()
+        except Exception as error:  # the domain promises not to raise; one bad object must not stop us
+            self._malformed(CANARY, inputs.canary, f"building its view failed: {error!r}")
+            return None
+
+    # ---- Prometheus baselines ----------------------------------------------------------------------------
+
+    def _refresh_baselines_later(self, uid: str, key: str, view: Mapping[str, Any]) -> None:
+        """Start a refresh of ``key``'s baselines when one is due (Rollouts only; never waits for it)."""
+        if (
+            not self.refresh_baselines
+            or view.get("controller") == FLAGGER
+            or key in self._refreshing
+            or self.baselines.config.url_for(self.cluster) is None
+            or not self.baselines.due(key)
+        ):
+            return
+        self._refreshing.add(key)
+        task = asyncio.create_task(self._refresh_baseline(uid, key, view), name=f"baselines-{key}")
+        self._refresh_tasks.add(task)
+        task.add_done_callback(self._refresh_tasks.discard)
+
+    async def _refresh_baseline(self, uid: str, key: str, view: Mapping[str, Any]) -> None:
+        try:
+            async with self._refresh_slots:
+                changed = await self.baselines.refresh(view)
+        except Exception as error:  # Prometheus trouble must never stop the watcher
+            if ("baselines", key) not in self._logged:
+                self._logged.add(("baselines", key))
+                log.warning(
+                    "%s: refreshing the Prometheus baselines of %s failed: %r", self.cluster, key, error
+                )
+            return
+        finally:
+            self._refreshing.discard(key)
+        if changed and self._keys.get(uid) == key:
+            self._mark([uid])
 
     def _changes_with_time(self, uid: str, inputs: RolloutInputs, view: Mapping[str, Any]) -> bool:
         """Whether time alone can change this rollout's findings: a release under way (stuck at step 0),
@@ -525,8 +617,8 @@ class Watcher:
         self.stats.resyncs += 1
         held = await self.bus.snapshots(self.cluster)
         current: dict[str, str] = {}
-        for uid, rollout in self.cache.rollouts().items():
-            meta = rollout["metadata"]
+        for uid, root in self.cache.roots().items():
+            meta = root["metadata"]
             current[f"{self.cluster}/{meta.get('namespace', '')}/{meta['name']}"] = uid
         for key in held.keys() - current.keys():
             await self.bus.remove(key)
@@ -551,6 +643,7 @@ class Watcher:
         without coalescing, so the timeline is the one the live watcher would have written.
         """
         self.leader = True
+        self.refresh_baselines = False
         self._ready.set()
         count = 0
         group_at: datetime | None = None

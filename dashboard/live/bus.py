@@ -29,6 +29,7 @@ from dashboard.observability.metrics import PUBLISH_LATENCY, timed_async
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
 DEFAULT_PREFIX = "rollouts-ui:"
+DEFAULT_CONTROLLER = "argo-rollouts"
 FLEET_DOORBELL_SECONDS = 0.1  # the fleet page needs no more than ~10 doorbells a second
 
 
@@ -92,6 +93,8 @@ def fleet_row(view: Mapping[str, Any]) -> dict[str, Any]:
             )
         },
         "findings": severities,
+        # Which progressive-delivery controller runs it: a Flagger Canary's view says so, a Rollout's not.
+        "controller": view.get("controller") or DEFAULT_CONTROLLER,
         "labels": view.get("labels") or {},
         "releaseStartedAt": view.get("releaseStartedAt"),
         "updatedAt": view.get("updatedAt"),

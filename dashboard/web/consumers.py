@@ -16,9 +16,11 @@ Protocol (JSON text frames):
   ``{"type": "update", "streamId": id, "view": view, "page": page, "events": [...]}``.
 - ``{"type": "ping"}`` every ~20 s so proxies keep the connection; the client needs not answer.
 
-Each connection follows the bus stream at its own pace with a cursor: the channel layer's doorbell only
-wakes it. Updates are coalesced to the latest state per rollout, so a slow browser costs nothing but
-its own staleness, and a cursor that fell off the stream's end gets a fresh snapshot.
+The process's stream follower (``dashboard.web.follower``) reads each new range of the bus stream once
+and puts the entries in every subscribed connection's mailbox; the channel layer's doorbell only wakes
+it. A mailbox keeps the latest state per rollout, so a slow browser costs nothing but its own
+staleness; a resume from an id older than the follower's buffer reads its gap from the bus, and an id
+that fell off the stream's end gets a fresh snapshot.
 """
 
 from __future__ import annotations
@@ -26,19 +28,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read
-from dashboard.live.bus import BusError, StreamTrimmed, parse_id
+from dashboard.live.bus import BusError, Entry, StreamTrimmed, parse_id
 from dashboard.live.messages import FLEET_GROUP, rollout_group
 from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
 from dashboard.web.fleet_index import FIELDS
+from dashboard.web.follower import StreamFollower, Subscription, follower_for
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +51,25 @@ READ_BATCH = 500
 RETRY_SECONDS = 1.0
 
 
+def _note_events(entries: Sequence[tuple[str, Entry]]) -> None:
+    """Keep the open rollout pages' recent timelines current, once per entry for the whole process."""
+    for stream_id, entry in entries:
+        data.note_entries(str(entry.get("key")), [(stream_id, entry)])
+
+
+def _latest_per_key(entries: Sequence[tuple[str, Entry]]) -> list[tuple[str, Entry]]:
+    latest: dict[str, tuple[str, Entry]] = {}
+    for stream_id, entry in entries:
+        latest.pop(str(entry.get("key")), None)
+        latest[str(entry.get("key"))] = (stream_id, entry)
+    return list(latest.values())
+
+
 class _LiveConsumer(AsyncWebsocketConsumer):
     group = ""
     key: str | None = None
+    follower: StreamFollower | None = None
+    subscription: Subscription | None = None
 
     async def connect(self) -> None:
         self.user = self.scope.get("user")
@@ -62,10 +81,10 @@ class _LiveConsumer(AsyncWebsocketConsumer):
             await self.close(code=4403)
             return
         self.cursor = "0-0"
-        self.wake = asyncio.Event()
         self.hello: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        self.accepted = True
         WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).inc()
         self.tasks = [asyncio.create_task(self.pump()), asyncio.create_task(self.pinger())]
 
@@ -75,7 +94,8 @@ class _LiveConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         for task in getattr(self, "tasks", []):
             task.cancel()
-        if self.group and hasattr(self, "wake"):
+        self.unsubscribe()
+        if self.group and getattr(self, "accepted", False):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).dec()
 
@@ -94,8 +114,9 @@ class _LiveConsumer(AsyncWebsocketConsumer):
         self.hello.set_result(resume if valid else None)
 
     async def rollout_updated(self, message: Mapping[str, Any]) -> None:
-        """The doorbell: something changed at or before ``stream_id``; the pump reads it."""
-        self.wake.set()
+        """The doorbell: the stream reached ``stream_id``; the process's follower reads it once for all."""
+        if self.follower is not None:
+            self.follower.ring(message.get("stream_id"))
 
     async def send_json(self, payload: Mapping[str, Any]) -> None:
         await self.send(text_data=json.dumps(payload, separators=(",", ":"), default=str))
@@ -110,41 +131,73 @@ class _LiveConsumer(AsyncWebsocketConsumer):
             resume = await asyncio.wait_for(asyncio.shield(self.hello), HELLO_SECONDS)
         except TimeoutError:
             resume = None
-        started = False
         while True:
             try:
-                if not started:
-                    if resume is None or not await self.resume_from(resume):
-                        await self.send_snapshot()
-                    started = True
-                else:
-                    await self.catch_up()
+                if self.subscription is None:
+                    await self.start(resume)
+                await self.subscription_ready()
             except StreamTrimmed:
-                started = False
+                self.unsubscribe()
                 resume = None
-                continue
             except BusError:
                 log.warning("live bus unavailable; retrying", exc_info=True)
+                self.unsubscribe()
+                if self.cursor != "0-0":  # the page has what was sent: go on from there
+                    resume = self.cursor
                 await asyncio.sleep(RETRY_SECONDS)
-                continue
-            await self.wake.wait()
-            self.wake.clear()
+
+    async def start(self, resume: str | None) -> None:
+        """Subscribe first, then read the snapshot (or the gap): nothing in between can be missed."""
+        self.follower = follower_for(data.bus(), _note_events)
+        self.subscription = await self.follower.subscribe(self.key)
+        if resume is None or not await self.resume_from(resume):
+            await self.send_snapshot()
+
+    async def subscription_ready(self) -> None:
+        assert self.subscription is not None
+        await self.subscription.ready.wait()
+        entries, events = self.subscription.take(self.cursor)
+        if entries:
+            await self.send_update(entries, events)
+
+    def unsubscribe(self) -> None:
+        if self.follower is not None and self.subscription is not None:
+            self.follower.unsubscribe(self.subscription)
+        self.subscription = None
 
     async def resume_from(self, stream_id: str) -> bool:
         """Replay what the client missed since ``stream_id``; False when only a snapshot will do."""
+        assert self.follower is not None and self.subscription is not None
+        if self.follower.replay(self.subscription, stream_id):  # recent: from the follower's buffer
+            self.cursor = stream_id
+            await self.send_json({"type": "resumed", "streamId": stream_id})
+            return True
         live = data.bus()
         if parse_id(stream_id) > parse_id(await live.last_id()):
             return False  # an id from a bus that has since been reset (embedded mode restarted)
         await live.read_since(stream_id, count=1)  # raises StreamTrimmed when the gap is gone
         self.cursor = stream_id
         await self.send_json({"type": "resumed", "streamId": stream_id})
-        await self.catch_up()
+        await self.read_gap()
         return True
+
+    async def read_gap(self) -> None:
+        """Read from the bus what the follower's buffer no longer holds (the mailbox has the rest)."""
+        while True:
+            entries = await data.bus().read_since(self.cursor, key=self.key, count=READ_BATCH)
+            if not entries:
+                return
+            _note_events(entries)
+            events = [event for _, entry in entries for event in entry.get("events") or ()]
+            await self.send_update(_latest_per_key(entries), events)
+            if len(entries) < READ_BATCH:
+                return
 
     async def send_snapshot(self) -> None:
         raise NotImplementedError
 
-    async def catch_up(self) -> None:
+    async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
+        """Send the latest entry per rollout (oldest first); the last one's id becomes the cursor."""
         raise NotImplementedError
 
 
@@ -158,23 +211,13 @@ class FleetConsumer(_LiveConsumer):
             {"type": "snapshot", "streamId": self.cursor, "fields": list(FIELDS), "rows": rows}
         )
 
-    async def catch_up(self) -> None:
-        while True:
-            entries = await data.bus().read_since(self.cursor, count=READ_BATCH)
-            if not entries:
-                return
-            latest: dict[str, Mapping[str, Any] | None] = {}
-            for _, entry in entries:  # coalesce: only each rollout's latest row matters
-                latest[entry["key"]] = entry.get("row") if entry.get("op") != "remove" else None
-            self.cursor = entries[-1][0]
-            moment = data.now()
-            rows = [fleet_row(row, moment) for key, row in latest.items() if row and can_view(self.user, key)]
-            removed = [key for key, row in latest.items() if row is None and can_view(self.user, key)]
-            await self.send_json(
-                {"type": "update", "streamId": self.cursor, "rows": rows, "removed": removed}
-            )
-            if len(entries) < READ_BATCH:
-                return
+    async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
+        self.cursor = entries[-1][0]
+        moment = data.now()
+        latest = {str(e["key"]): e.get("row") if e.get("op") != "remove" else None for _, e in entries}
+        rows = [fleet_row(row, moment) for key, row in latest.items() if row and can_view(self.user, key)]
+        removed = [key for key, row in latest.items() if row is None and can_view(self.user, key)]
+        await self.send_json({"type": "update", "streamId": self.cursor, "rows": rows, "removed": removed})
 
 
 class RolloutConsumer(_LiveConsumer):
@@ -190,17 +233,12 @@ class RolloutConsumer(_LiveConsumer):
         page = await data.rollout_page(self.key, view, self.cursor) if view else None
         await self.send_json({"type": "snapshot", "streamId": self.cursor, "view": view, "page": page})
 
-    async def catch_up(self) -> None:
+    async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
         assert self.key is not None
-        entries = await data.bus().read_since(self.cursor, key=self.key, count=READ_BATCH)
-        if not entries:
-            return
-        data.note_entries(self.key, entries)
-        stream_id, entry = entries[-1]  # coalesce to the latest view
+        stream_id, entry = entries[-1]  # only this rollout's entries: the latest view is all it needs
         self.cursor = stream_id
         view = entry.get("view") if entry.get("op") != "remove" else None
         page = await data.rollout_page(self.key, view, stream_id) if view else None
-        events = [event for _, e in entries for event in e.get("events") or []]
         await self.send_json(
-            {"type": "update", "streamId": stream_id, "view": view, "page": page, "events": events}
+            {"type": "update", "streamId": stream_id, "view": view, "page": page, "events": list(events)}
         )

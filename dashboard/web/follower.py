@@ -1,0 +1,215 @@
+"""One reader of the bus stream per web process, fanning each entry out to the open websockets.
+
+Two hundred open pages must not mean two hundred stream reads per change: that ran Redis's connection
+pool dry and kept it dry with retries. Instead the process's ``StreamFollower`` (one per event loop)
+reads each new range of the stream once — woken by the channel-layer doorbell that every consumer
+passes on, and polling every few seconds in case a doorbell was dropped — and hands the entries to the
+subscribed consumers in-process. A ``Subscription`` is a bounded mailbox: it keeps only the latest
+entry per rollout (plus a capped list of timeline events), so a slow browser costs memory bounded by
+the fleet's size and never slows the follower or the other pages.
+
+The follower also keeps the last ``BUFFER`` entries, so a page that resumes from a recent stream id is
+served from memory; one resuming from an older id reads that gap from the bus itself, and one whose id
+fell off the stream gets a fresh snapshot (``StreamTrimmed``), as before.
+
+Non-goals: visibility (consumers filter per user), presentation, and any delivery guarantee beyond the
+stream's own (the level-triggered snapshot + resume protocol in ``consumers`` provides that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dashboard.live.bus import BusError, Entry, LiveBus, StreamTrimmed, parse_id
+
+log = logging.getLogger(__name__)
+
+Id = tuple[int, int]
+READ_BATCH = 1000
+BUFFER = 2000  # recent entries kept for resuming pages (~10-30 s of a busy fleet)
+POLL_SECONDS = 2.0  # read even without a doorbell: the channel layer may drop them under load
+RETRY_SECONDS = 1.0
+EVENTS_KEPT = 200  # timeline events queued for one slow page (its page document carries the timeline)
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One consumer's mailbox: the latest entry per rollout since it last took, and a wake-up."""
+
+    key: str | None  # one rollout's key, or None for every rollout (the fleet)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    pending: dict[str, tuple[Id, str, Entry]] = field(default_factory=dict)
+    events: deque[tuple[Id, Any]] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
+    trimmed: bool = False  # the follower lost its place: the consumer needs a fresh snapshot
+
+    def push(self, position: Id, stream_id: str, entry: Entry) -> None:
+        key = str(entry.get("key"))
+        self.pending.pop(key, None)  # re-insert: keys stay in the order of their latest change
+        self.pending[key] = (position, stream_id, entry)
+        if self.key is not None:
+            self.events.extend((position, event) for event in entry.get("events") or ())
+        self.ready.set()
+
+    def take(self, after: str) -> tuple[list[tuple[str, Entry]], list[Any]]:
+        """The latest entry per rollout newer than ``after`` (oldest first) and their events; empties
+        the mailbox. Raises ``StreamTrimmed`` when the follower could not keep its place."""
+        if self.trimmed:
+            raise StreamTrimmed("the process's stream follower lost its place: reload the snapshot")
+        since = parse_id(after)
+        latest = sorted((item for item in self.pending.values() if item[0] > since), key=lambda i: i[0])
+        events = [event for position, event in self.events if position > since]
+        self.pending.clear()
+        self.events.clear()
+        self.ready.clear()
+        return [(stream_id, entry) for _, stream_id, entry in latest], events
+
+
+class StreamFollower:
+    """Follows ``bus``'s stream from the id it started at while anyone is subscribed."""
+
+    def __init__(self, bus: LiveBus, on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None):
+        self.bus = bus
+        self.on_entries = on_entries
+        self.cursor: Id = (0, 0)  # the last id read
+        self.reads = 0
+        self._buffer: deque[tuple[Id, str, Entry]] = deque(maxlen=BUFFER)
+        self._buffer_from: Id = (0, 0)  # the buffer holds every entry after this id
+        self._fleet: set[Subscription] = set()
+        self._by_key: dict[str, set[Subscription]] = {}
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def subscribe(self, key: str | None) -> Subscription:
+        """A mailbox for ``key`` (None: every rollout). Everything after the stream's last id at the time
+        of the call reaches it, so a snapshot read after subscribing cannot miss a change."""
+        async with self._lock:
+            if not self.running:
+                await self._start()
+            subscription = Subscription(key)
+            if key is None:
+                self._fleet.add(subscription)
+            else:
+                self._by_key.setdefault(key, set()).add(subscription)
+            return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        if subscription.key is None:
+            self._fleet.discard(subscription)
+        else:
+            watchers = self._by_key.get(subscription.key, set())
+            watchers.discard(subscription)
+            if not watchers:
+                self._by_key.pop(subscription.key, None)
+        if not self._subscribed():
+            self._wake.set()  # lets the follower stop
+
+    def replay(self, subscription: Subscription, after: str) -> bool:
+        """Put the buffered entries after ``after`` into the mailbox; False when the buffer does not
+        reach back that far (or ``after`` is ahead of what was read) and the gap must be read."""
+        since = parse_id(after)
+        if not self._buffer_from <= since <= self.cursor:
+            return False
+        for position, stream_id, entry in self._buffer:
+            if position > since and (subscription.key is None or entry.get("key") == subscription.key):
+                subscription.push(position, stream_id, entry)
+        return True
+
+    def ring(self, stream_id: str | None = None) -> None:
+        """The doorbell: the stream has reached ``stream_id`` (read unless already past it)."""
+        try:
+            if stream_id is not None and parse_id(stream_id) <= self.cursor:
+                return
+        except ValueError:
+            pass
+        self._wake.set()
+
+    def _subscribed(self) -> bool:
+        return bool(self._fleet or self._by_key)
+
+    async def _start(self) -> None:
+        # Before any subscriber reads its snapshot: following from here cannot skip what it will miss.
+        self.cursor = parse_id(await self.bus.last_id())
+        self._buffer.clear()
+        self._buffer_from = self.cursor
+        self._wake.clear()
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            self._wake.clear()
+            if not self._subscribed():
+                return  # the next subscriber starts afresh from the stream's end
+            try:
+                await self._read()
+            except StreamTrimmed:
+                self._lost_place()
+                return  # nobody is subscribed now; the next subscriber starts from the stream's end
+            except BusError:
+                log.warning("live bus unavailable; the stream follower retries", exc_info=True)
+                await asyncio.sleep(RETRY_SECONDS)
+                self._wake.set()
+
+    async def _read(self) -> None:
+        while True:
+            entries = await self.bus.read_since(_format(self.cursor), count=READ_BATCH)
+            self.reads += 1
+            if entries:
+                self._dispatch(entries)
+            if len(entries) < READ_BATCH:
+                return
+
+    def _dispatch(self, entries: Sequence[tuple[str, Entry]]) -> None:
+        # Synchronous from the cursor's move to the last push: a subscriber sees all of a batch or none.
+        if self.on_entries is not None:
+            self.on_entries(entries)
+        for stream_id, entry in entries:
+            position = parse_id(stream_id)
+            if len(self._buffer) == self._buffer.maxlen:
+                self._buffer_from = self._buffer[0][0]
+            self._buffer.append((position, stream_id, entry))
+            for subscription in self._fleet:
+                subscription.push(position, stream_id, entry)
+            for subscription in self._by_key.get(str(entry.get("key")), ()):
+                subscription.push(position, stream_id, entry)
+            self.cursor = position
+
+    def _lost_place(self) -> None:
+        """The stream was trimmed past the cursor (the follower stalled): every subscriber reloads."""
+        log.warning("the stream follower fell off the stream's end; every page reloads its snapshot")
+        for subscription in [*self._fleet, *(s for subs in self._by_key.values() for s in subs)]:
+            subscription.trimmed = True
+            subscription.ready.set()
+        self._fleet.clear()
+        self._by_key.clear()
+
+
+def _format(position: Id) -> str:
+    return f"{position[0]}-{position[1]}"
+
+
+_followers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, StreamFollower] = weakref.WeakKeyDictionary()
+
+
+def follower_for(
+    bus: LiveBus, on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None
+) -> StreamFollower:
+    """The running loop's follower of ``bus`` (a new one when the process switched buses, as tests do)."""
+    loop = asyncio.get_running_loop()
+    follower = _followers.get(loop)
+    if follower is None or follower.bus is not bus:
+        follower = _followers[loop] = StreamFollower(bus, on_entries)
+    return follower
