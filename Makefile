@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 
 # Embedded mode: simulator, watcher and web server in one process, SQLite, no other services.
 demo: install
-	$(PY) manage.py demo
+	LOG_FORMAT=$${LOG_FORMAT:-plain} $(PY) manage.py demo
 
 # Everything CI runs: lint, types and the whole suite against the real PostgreSQL and Redis.
 test: install

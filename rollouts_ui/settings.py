@@ -7,6 +7,7 @@ With ``DATABASE_URL`` / ``REDIS_URL`` set, PostgreSQL and Redis are used.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -71,11 +72,19 @@ TEMPLATES = [
 
 # --- stores -------------------------------------------------------------------------------------
 DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
-DATABASES = {
-    "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)
+# No persistent connections: under ASGI every request runs in its own thread, and a connection kept
+# per thread made 200 simultaneous page loads open 200 connections (PostgreSQL allows 100).
+_database: dict[str, Any] = (
+    {**dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True)}
     if DATABASE_URL
     else {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}
-}
+)
+# PostgreSQL: a bounded pool per process instead (psycopg_pool); a burst of requests queues for it.
+DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0, maximum=1000)  # 0: no pool
+if _database["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_SIZE:
+    _pool = {"min_size": 1, "max_size": DATABASE_POOL_SIZE, "timeout": 20}
+    _database["OPTIONS"] = {**_database.get("OPTIONS", {}), "pool": _pool}
+DATABASES = {"default": _database}
 
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss", "unix"))
 if REDIS_URL:
@@ -86,6 +95,15 @@ if REDIS_URL:
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}], "capacity": 1000},
         }
     }
+    # Sessions read from Redis (written through to the database): a page load needs no session query.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("LIVE_REDIS_PREFIX", "rollouts-ui:") + "cache",
+        }
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

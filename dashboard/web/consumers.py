@@ -65,6 +65,19 @@ def _latest_per_key(entries: Sequence[tuple[str, Entry]]) -> list[tuple[str, Ent
     return list(latest.values())
 
 
+_presenting: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
+
+
+async def _rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> dict[str, Any]:
+    """``data.rollout_page``, presented once when the pages watching a rollout all wake for one change."""
+    memo = (key, stream_id)
+    presenting = _presenting.get(memo)
+    if presenting is None or presenting.get_loop() is not asyncio.get_running_loop():
+        presenting = _presenting[memo] = asyncio.ensure_future(data.rollout_page(key, view, stream_id))
+        presenting.add_done_callback(lambda _: _presenting.pop(memo, None))
+    return await asyncio.shield(presenting)
+
+
 class _LiveConsumer(AsyncWebsocketConsumer):
     group = ""
     key: str | None = None
@@ -230,7 +243,7 @@ class RolloutConsumer(_LiveConsumer):
     async def send_snapshot(self) -> None:
         assert self.key is not None
         self.cursor, view = await data.gather_rollout(self.key)
-        page = await data.rollout_page(self.key, view, self.cursor) if view else None
+        page = await _rollout_page(self.key, view, self.cursor) if view else None
         await self.send_json({"type": "snapshot", "streamId": self.cursor, "view": view, "page": page})
 
     async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
@@ -238,7 +251,7 @@ class RolloutConsumer(_LiveConsumer):
         stream_id, entry = entries[-1]  # only this rollout's entries: the latest view is all it needs
         self.cursor = stream_id
         view = entry.get("view") if entry.get("op") != "remove" else None
-        page = await data.rollout_page(self.key, view, stream_id) if view else None
+        page = await _rollout_page(self.key, view, stream_id) if view else None
         await self.send_json(
             {"type": "update", "streamId": stream_id, "view": view, "page": page, "events": list(events)}
         )
