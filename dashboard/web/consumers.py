@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read
 from dashboard.live.bus import BusError, Entry, StreamTrimmed, parse_id
-from dashboard.live.messages import FLEET_GROUP, rollout_group
+from dashboard.live.messages import FLEET_GROUP, ROLLOUT_UPDATED, rollout_group
 from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
@@ -66,6 +67,18 @@ def _latest_per_key(entries: Sequence[tuple[str, Entry]]) -> list[tuple[str, Ent
 
 
 _presenting: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
+_rows: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()  # presented rows by (key, stream id)
+_ROWS_KEPT = 4096
+
+
+def _fleet_row(key: str, stream_id: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry's fleet row presented once for every fleet page it goes to (they wake together)."""
+    presented = _rows.get((key, stream_id))
+    if presented is None:
+        presented = _rows[(key, stream_id)] = fleet_row(row, data.now())
+        while len(_rows) > _ROWS_KEPT:
+            _rows.popitem(last=False)
+    return presented
 
 
 async def _rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> dict[str, Any]:
@@ -125,6 +138,14 @@ class _LiveConsumer(AsyncWebsocketConsumer):
         except ValueError:
             valid = False
         self.hello.set_result(resume if valid else None)
+
+    async def dispatch(self, message: Mapping[str, Any]) -> None:
+        # The doorbell touches no database: skip Channels' close_old_connections() thread hop, which
+        # otherwise runs for every socket on every change.
+        if message.get("type") == ROLLOUT_UPDATED:
+            await self.rollout_updated(message)
+        else:
+            await super().dispatch(message)
 
     async def rollout_updated(self, message: Mapping[str, Any]) -> None:
         """The doorbell: the stream reached ``stream_id``; the process's follower reads it once for all."""
@@ -226,10 +247,15 @@ class FleetConsumer(_LiveConsumer):
 
     async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
         self.cursor = entries[-1][0]
-        moment = data.now()
-        latest = {str(e["key"]): e.get("row") if e.get("op") != "remove" else None for _, e in entries}
-        rows = [fleet_row(row, moment) for key, row in latest.items() if row and can_view(self.user, key)]
-        removed = [key for key, row in latest.items() if row is None and can_view(self.user, key)]
+        rows, removed = [], []
+        for stream_id, entry in entries:
+            key, row = str(entry["key"]), entry.get("row") if entry.get("op") != "remove" else None
+            if not can_view(self.user, key):
+                continue
+            if row:
+                rows.append(_fleet_row(key, stream_id, row))
+            elif row is None:
+                removed.append(key)
         await self.send_json({"type": "update", "streamId": self.cursor, "rows": rows, "removed": removed})
 
 
