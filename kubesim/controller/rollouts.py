@@ -410,6 +410,29 @@ class RolloutController:
                     manager=ROLLOUTS_MANAGER,
                 )
 
+    def _promotion_analysis(
+        self, sync: _Sync, new_rs: Obj, stable_hash: str | None, bg_status: Obj, when: str
+    ) -> bool:
+        """Blue-green pre- or post-promotion analysis (``when`` is "pre" or "post"): True once it passed.
+
+        Its run status is recorded in ``bg_status``; a Failed or Error run aborts with upstream's message.
+        """
+        kind = "PrePromotion" if when == "pre" else "PostPromotion"
+        key = f"{when}PromotionAnalysisRunStatus"
+        blue_green = (sync.spec.get("strategy") or {}).get("blueGreen") or {}
+        analysis = blue_green[f"{when}PromotionAnalysis"]
+        current = bg_status.get(key) or {}
+        run = self._analysis_run(sync, new_rs, stable_hash, analysis, kind, f"-{when}", current.get("name"))
+        if run is None:
+            return True
+        rs_status = self._run_status(run)
+        bg_status[key] = rs_status
+        if rs_status["status"] in ("Failed", "Error"):
+            sync.abort(
+                f"Blue/green {when}-promotion analysis phase error/failed: " + rs_status.get("message", "")
+            )
+        return bool(rs_status["status"] == "Successful")
+
     @staticmethod
     def _run_status(run: Obj) -> Obj:
         st = run.get("status") or {}
@@ -713,25 +736,7 @@ class RolloutController:
             if not active_switched and new_ready:
                 pre_ok = True
                 if bg.get("prePromotionAnalysis"):
-                    current = bg_status.get("prePromotionAnalysisRunStatus") or {}
-                    run = self._analysis_run(
-                        sync,
-                        new_rs,
-                        stable_hash,
-                        bg["prePromotionAnalysis"],
-                        "PrePromotion",
-                        "-pre",
-                        current.get("name"),
-                    )
-                    if run is not None:
-                        rs_status = self._run_status(run)
-                        bg_status["prePromotionAnalysisRunStatus"] = rs_status
-                        pre_ok = rs_status["status"] == "Successful"
-                        if rs_status["status"] in ("Failed", "Error"):
-                            sync.abort(
-                                "Blue/green pre-promotion analysis phase error/failed: "
-                                + rs_status.get("message", "")
-                            )
+                    pre_ok = self._promotion_analysis(sync, new_rs, stable_hash, bg_status, "pre")
                 if not sync.add_abort and not spec.get("paused"):
                     auto = bg.get("autoPromotionEnabled", True) is not False
                     seconds = bg.get("autoPromotionSeconds")
@@ -751,25 +756,7 @@ class RolloutController:
             if active_switched:
                 post_ok = True
                 if bg.get("postPromotionAnalysis") and not status.get("promoteFull"):
-                    current = bg_status.get("postPromotionAnalysisRunStatus") or {}
-                    run = self._analysis_run(
-                        sync,
-                        new_rs,
-                        stable_hash,
-                        bg["postPromotionAnalysis"],
-                        "PostPromotion",
-                        "-post",
-                        current.get("name"),
-                    )
-                    if run is not None:
-                        rs_status = self._run_status(run)
-                        bg_status["postPromotionAnalysisRunStatus"] = rs_status
-                        post_ok = rs_status["status"] == "Successful"
-                        if rs_status["status"] in ("Failed", "Error"):
-                            sync.abort(
-                                "Blue/green post-promotion analysis phase error/failed: "
-                                + rs_status.get("message", "")
-                            )
+                    post_ok = self._promotion_analysis(sync, new_rs, stable_hash, bg_status, "post")
                 if post_ok and not sync.add_abort:
                     status["stableRS"] = new_hash
                     status.pop("promoteFull", None)
