@@ -46,7 +46,6 @@ async def list_objects(
 async def expected_rows(clusters: list[Cluster]) -> dict[str, str]:
     """Rollout key → canonical compact fleet row, for every rollout in every cluster."""
     from dashboard.domain.applications import gitops_for_rollout
-    from dashboard.domain.rollout_view import build_rollout_view
     from dashboard.kube.cache import ClusterCache
     from dashboard.kube.watch import WATCHED_KINDS
     from dashboard.live.bus import fleet_row
@@ -64,15 +63,7 @@ async def expected_rows(clusters: list[Cluster]) -> dict[str, str]:
                 inputs = cache.inputs(uid)
                 if inputs is None:
                     continue
-                view = build_rollout_view(
-                    inputs.rollout,
-                    replicasets=inputs.replicasets,
-                    pods=inputs.pods,
-                    analysisruns=inputs.analysisruns,
-                    experiments=inputs.experiments,
-                    now=now,
-                    cluster=cluster.name,
-                ).to_dict()
+                view = inputs.view(now=now, cluster=cluster.name)
                 gitops = gitops_for_rollout(
                     inputs.applications, str(view.get("namespace")), str(view.get("name"))
                 )

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from dashboard.domain import build_rollout_view
 from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time
 
@@ -117,6 +119,18 @@ class RolloutInputs:
     analysisruns: list[Obj] = field(default_factory=list)
     experiments: list[Obj] = field(default_factory=list)
     applications: list[Obj] = field(default_factory=list)
+
+    def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
+        """The rollout's view document from these inputs (the domain model; never raises by contract)."""
+        return build_rollout_view(
+            self.rollout,
+            replicasets=self.replicasets,
+            pods=self.pods,
+            analysisruns=self.analysisruns,
+            experiments=self.experiments,
+            now=now,
+            cluster=cluster,
+        ).to_dict()
 
 
 @dataclass

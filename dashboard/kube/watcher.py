@@ -49,7 +49,6 @@ from dashboard.domain.findings.base import SCALE_DOWN_DEADLINE
 from dashboard.domain.flagger import CONTROLLER as FLAGGER
 from dashboard.domain.flagger import canary_view
 from dashboard.domain.observations import Observations, RolloutObjects, observe
-from dashboard.domain.rollout_view import build_rollout_view
 from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
 from dashboard.history.recorder import Recorder
 from dashboard.kube.cache import (
@@ -513,15 +512,7 @@ class Watcher:
     def _build(self, uid: str, inputs: RolloutInputs, at: datetime) -> dict[str, Any] | None:
         self.stats.builds += 1
         try:
-            view = build_rollout_view(
-                inputs.rollout,
-                replicasets=inputs.replicasets,
-                pods=inputs.pods,
-                analysisruns=inputs.analysisruns,
-                experiments=inputs.experiments,
-                now=at,
-                cluster=self.cluster,
-            ).to_dict()
+            view = inputs.view(now=at, cluster=self.cluster)
         except Exception as error:  # the domain promises not to raise; one bad object must not stop us
             self._malformed("Rollout", inputs.rollout, f"building its view failed: {error!r}")
             return None
