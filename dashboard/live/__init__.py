@@ -17,9 +17,9 @@ Contract (stable; the web part reads it):
 - Resuming without loss: read ``last_id()`` BEFORE ``snapshot()``/``fleet()``, send those, then
   ``read_since(that id)``; updates carry full views, so applying one twice is harmless.
 - Order: a publish writes snapshot + fleet row + stream entry in one Redis transaction, THEN rings the
-  doorbell: channel-layer group ``rollout.<sha1(key)[:16]>`` (``messages.rollout_group``) at once, and
-  group ``fleet`` at most every 100 ms, with ``{"type": "rollout.updated", "key", "stream_id"}`` (the fleet's
-  key is ``"*"``). The doorbell may be lost; the stream may not.
+  doorbell: one ``{"type": "stream.advanced", "stream_id"}`` to the bus's group
+  (``messages.stream_group(prefix)``), which each web process's stream follower joins with one channel.
+  The doorbell may be lost (followers also poll); the stream may not.
 - Redis keys (prefix ``settings.LIVE_REDIS_PREFIX``, default ``rollouts-ui:``): ``snap`` and ``fleet``
   (hashes keyed by rollout key), ``stream`` (capped at ``settings.LIVE_STREAM_MAXLEN``),
   ``lease:{cluster}`` (``dashboard.live.lease``: which watcher of a cluster publishes).

@@ -23,14 +23,13 @@ from typing import Any, Protocol
 
 import orjson
 
-from dashboard.live.messages import FLEET_GROUP, FLEET_KEY, rollout_group, rollout_updated
+from dashboard.live.messages import stream_advanced, stream_group
 from dashboard.observability.metrics import PUBLISH_LATENCY, timed_async
 
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
 DEFAULT_PREFIX = "rollouts-ui:"
 DEFAULT_CONTROLLER = "argo-rollouts"
-FLEET_DOORBELL_SECONDS = 0.1  # the fleet page needs no more than ~10 doorbells a second
 
 
 class BusError(Exception):
@@ -42,6 +41,8 @@ class StreamTrimmed(Exception):
 
 
 class LiveBus(Protocol):
+    doorbell_group: str  # the channel-layer group its doorbell rings (``messages.stream_group``)
+
     async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str: ...
 
     async def publish_many(
@@ -125,38 +126,31 @@ _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 
 
 class _Doorbell:
-    """Rings the channel layer after a write: each rollout's group at once, the fleet group coalesced."""
+    """Rings the followers' group after a write: one message per publish, never one per rollout or page.
+    A ring while another is being sent only moves the id that send goes on with (rings coalesce)."""
 
-    def __init__(self, channel_layer: Any) -> None:
+    def __init__(self, channel_layer: Any, group: str) -> None:
         self.layer: Any = channel_layer
-        self._fleet_id: str | None = None
-        self._fleet_pending = False
-        self._fleet_last = 0.0
+        self.group = group
+        self._latest: str | None = None
+        self._sending = False
 
-    async def ring(self, keys_and_ids: Sequence[tuple[str, str]]) -> None:
-        if self.layer is None or not keys_and_ids:
+    async def ring(self, stream_id: str) -> None:
+        if self.layer is None:
             return
-        for key, stream_id in keys_and_ids:
-            await self._send(rollout_group(key), rollout_updated(key, stream_id))
-        self._fleet_id = keys_and_ids[-1][1]
-        wait = self._fleet_last + FLEET_DOORBELL_SECONDS - time.monotonic()
-        if wait <= 0:
-            await self._ring_fleet()
-        elif not self._fleet_pending:
-            self._fleet_pending = True
-            asyncio.get_running_loop().call_later(wait, lambda: asyncio.ensure_future(self._ring_fleet()))
-
-    async def _ring_fleet(self) -> None:
-        self._fleet_pending = False
-        self._fleet_last = time.monotonic()
-        if self._fleet_id is not None:
-            await self._send(FLEET_GROUP, rollout_updated(FLEET_KEY, self._fleet_id))
-
-    async def _send(self, group: str, message: Mapping[str, Any]) -> None:
+        self._latest = stream_id
+        if self._sending:
+            return
+        self._sending = True
         try:
-            await self.layer.group_send(group, dict(message))
-        except Exception:  # the doorbell may fail; the stream still has the update
-            log.warning("doorbell to %s failed", group, exc_info=True)
+            while self._latest is not None:
+                stream_id, self._latest = self._latest, None
+                try:
+                    await self.layer.group_send(self.group, dict(stream_advanced(stream_id)))
+                except Exception:  # the doorbell may fail; the stream still has the update
+                    log.warning("doorbell to %s failed", self.group, exc_info=True)
+        finally:
+            self._sending = False
 
 
 class RedisBus:
@@ -171,7 +165,8 @@ class RedisBus:
         self.snap_key = f"{prefix}snap"
         self.fleet_key = f"{prefix}fleet"
         self.stream_key = f"{prefix}stream"
-        self._doorbell = _Doorbell(channel_layer)
+        self.doorbell_group = stream_group(prefix)
+        self._doorbell = _Doorbell(channel_layer, self.doorbell_group)
         # redis.asyncio clients belong to one event loop; keep one per loop.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
@@ -217,7 +212,7 @@ class RedisBus:
         except redis.RedisError as error:
             raise BusError(f"publishing to Redis failed: {error}") from error
         ids = [_text(results[i]) for i in range(2, len(results), 3)]
-        await self._doorbell.ring(list(zip(keys, ids, strict=True)))
+        await self._doorbell.ring(ids[-1])
         return ids
 
     async def remove(self, key: str) -> str:
@@ -233,7 +228,7 @@ class RedisBus:
         except redis.RedisError as error:
             raise BusError(f"removing {key} from Redis failed: {error}") from error
         stream_id = _text(results[2])
-        await self._doorbell.ring([(key, stream_id)])
+        await self._doorbell.ring(stream_id)
         return stream_id
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:
@@ -306,7 +301,8 @@ class MemoryBus:
     def __init__(self, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000, channel_layer: Any = None):
         with self._stores_lock:
             self._store = self._stores.setdefault(prefix, _MemoryStore(maxlen))
-        self._doorbell = _Doorbell(channel_layer)
+        self.doorbell_group = stream_group(prefix)
+        self._doorbell = _Doorbell(channel_layer, self.doorbell_group)
 
     async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
         return (await self.publish_many([(view, events)]))[0]
@@ -321,14 +317,15 @@ class MemoryBus:
             view_copy, row = json.loads(_dumps(view)), json.loads(_dumps(fleet_row(view)))
             entry = {"key": key, "op": "update", "view": view_copy, "row": row,
                      "events": json.loads(_dumps(list(events)))}
-            written.append((key, self._store.write(key, view_copy, row, entry)))
-        await self._doorbell.ring(written)
-        return [stream_id for _, stream_id in written]
+            written.append(self._store.write(key, view_copy, row, entry))
+        if written:
+            await self._doorbell.ring(written[-1])
+        return written
 
     async def remove(self, key: str) -> str:
         stream_id = self._store.write(key, None, None, {"key": key, "op": "remove", "view": None,
                                                           "row": None, "events": []})
-        await self._doorbell.ring([(key, stream_id)])
+        await self._doorbell.ring(stream_id)
         return stream_id
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:

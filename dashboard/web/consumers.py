@@ -16,11 +16,13 @@ Protocol (JSON text frames):
   ``{"type": "update", "streamId": id, "view": view, "page": page, "events": [...]}``.
 - ``{"type": "ping"}`` every ~20 s so proxies keep the connection; the client needs not answer.
 
-The process's stream follower (``dashboard.web.follower``) reads each new range of the bus stream once
-and puts the entries in every subscribed connection's mailbox; the channel layer's doorbell only wakes
-it. A mailbox keeps the latest state per rollout, so a slow browser costs nothing but its own
-staleness; a resume from an id older than the follower's buffer reads its gap from the bus, and an id
-that fell off the stream's end gets a fresh snapshot.
+The process's stream follower (``dashboard.web.follower``) reads each new range of the bus stream once and
+puts the entries in every subscribed connection's mailbox; the channel layer's doorbell only wakes the
+follower (sockets join no channel-layer group). A mailbox keeps the latest state per rollout, so a slow
+browser costs nothing but its own staleness; a fleet page is sent at most one update per
+``FLEET_FRAME_SECONDS`` (what arrived meanwhile goes in the next), so a busy fleet costs each socket a
+bounded number of frames; a resume from an id older than the follower's buffer reads its gap from the bus,
+and an id that fell off the stream's end gets a fresh snapshot.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read
 from dashboard.live.bus import BusError, Entry, StreamTrimmed, parse_id
-from dashboard.live.messages import FLEET_GROUP, ROLLOUT_UPDATED, rollout_group
 from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
@@ -47,6 +48,7 @@ from dashboard.web.follower import StreamFollower, Subscription, follower_for
 log = logging.getLogger(__name__)
 
 PING_SECONDS = 20.0
+FLEET_FRAME_SECONDS = 0.1  # a fleet page gets at most ~10 updates a second, each with all that changed
 HELLO_SECONDS = 1.0
 READ_BATCH = 500
 RETRY_SECONDS = 1.0
@@ -92,8 +94,8 @@ async def _rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> di
 
 
 class _LiveConsumer(AsyncWebsocketConsumer):
-    group = ""
     key: str | None = None
+    frame_seconds = 0.0  # the least time between two updates to one socket
     follower: StreamFollower | None = None
     subscription: Subscription | None = None
 
@@ -108,7 +110,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
             return
         self.cursor = "0-0"
         self.hello: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.last_update = 0.0
         await self.accept()
         self.accepted = True
         WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).inc()
@@ -121,8 +123,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
         for task in getattr(self, "tasks", []):
             task.cancel()
         self.unsubscribe()
-        if self.group and getattr(self, "accepted", False):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if getattr(self, "accepted", False):
             WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).dec()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -138,19 +139,6 @@ class _LiveConsumer(AsyncWebsocketConsumer):
         except ValueError:
             valid = False
         self.hello.set_result(resume if valid else None)
-
-    async def dispatch(self, message: Mapping[str, Any]) -> None:
-        # The doorbell touches no database: skip Channels' close_old_connections() thread hop, which
-        # otherwise runs for every socket on every change.
-        if message.get("type") == ROLLOUT_UPDATED:
-            await self.rollout_updated(message)
-        else:
-            await super().dispatch(message)
-
-    async def rollout_updated(self, message: Mapping[str, Any]) -> None:
-        """The doorbell: the stream reached ``stream_id``; the process's follower reads it once for all."""
-        if self.follower is not None:
-            self.follower.ring(message.get("stream_id"))
 
     async def send_json(self, payload: Mapping[str, Any]) -> None:
         await self.send(text_data=json.dumps(payload, separators=(",", ":"), default=str))
@@ -182,7 +170,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
 
     async def start(self, resume: str | None) -> None:
         """Subscribe first, then read the snapshot (or the gap): nothing in between can be missed."""
-        self.follower = follower_for(data.bus(), _note_events)
+        self.follower = follower_for(data.bus(), _note_events, self.channel_layer)
         self.subscription = await self.follower.subscribe(self.key)
         if resume is None or not await self.resume_from(resume):
             await self.send_snapshot()
@@ -190,8 +178,12 @@ class _LiveConsumer(AsyncWebsocketConsumer):
     async def subscription_ready(self) -> None:
         assert self.subscription is not None
         await self.subscription.ready.wait()
+        wait = self.last_update + self.frame_seconds - asyncio.get_running_loop().time()
+        if wait > 0:  # what arrives meanwhile joins this update
+            await asyncio.sleep(wait)
         entries, events = self.subscription.take(self.cursor)
         if entries:
+            self.last_update = asyncio.get_running_loop().time()
             await self.send_update(entries, events)
 
     def unsubscribe(self) -> None:
@@ -236,7 +228,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
 
 
 class FleetConsumer(_LiveConsumer):
-    group = FLEET_GROUP
+    frame_seconds = FLEET_FRAME_SECONDS
 
     async def send_snapshot(self) -> None:
         # The same compact rows as the page's rows document, from the process's fleet index.
@@ -263,7 +255,6 @@ class RolloutConsumer(_LiveConsumer):
     def resolve(self) -> bool:
         kwargs = self.scope["url_route"]["kwargs"]
         self.key = f"{kwargs['cluster']}/{kwargs['namespace']}/{kwargs['name']}"
-        self.group = rollout_group(self.key)
         return can_view(self.user, self.key)
 
     async def send_snapshot(self) -> None:

@@ -1,16 +1,16 @@
 """One reader of the bus stream per web process, fanning each entry out to the open websockets.
 
-Two hundred open pages must not mean two hundred stream reads per change: that ran Redis's connection
-pool dry and kept it dry with retries. Instead the process's ``StreamFollower`` (one per event loop)
-reads each new range of the stream once — woken by the channel-layer doorbell that every consumer
-passes on, and polling every few seconds in case a doorbell was dropped — and hands the entries to the
-subscribed consumers in-process. A ``Subscription`` is a bounded mailbox: it keeps only the latest
-entry per rollout (plus a capped list of timeline events), so a slow browser costs memory bounded by
-the fleet's size and never slows the follower or the other pages.
+Two hundred open pages must not mean two hundred stream reads per change: that ran Redis's connection pool
+dry and kept it dry with retries. Instead the process's ``StreamFollower`` (one per event loop) reads each
+new range of the stream once — woken by the channel-layer doorbell, which it receives on the process's one
+channel in the bus's group (sockets join no group), and polling every few seconds in case a doorbell was
+dropped — and hands the entries to the subscribed consumers in-process. A ``Subscription`` is a bounded
+mailbox: it keeps only the latest entry per rollout (plus a capped list of timeline events), so a slow
+browser costs memory bounded by the fleet's size and never slows the follower or the other pages.
 
 The follower also keeps the last ``BUFFER`` entries, so a page that resumes from a recent stream id is
-served from memory; one resuming from an older id reads that gap from the bus itself, and one whose id
-fell off the stream gets a fresh snapshot (``StreamTrimmed``), as before.
+served from memory; one resuming from an older id reads that gap from the bus itself, and one whose id fell
+off the stream gets a fresh snapshot (``StreamTrimmed``), as before.
 
 Non-goals: visibility (consumers filter per user), presentation, and any delivery guarantee beyond the
 stream's own (the level-triggered snapshot + resume protocol in ``consumers`` provides that).
@@ -36,6 +36,7 @@ READ_BATCH = 1000
 BUFFER = 2000  # recent entries kept for resuming pages (~10-30 s of a busy fleet)
 POLL_SECONDS = 2.0  # read even without a doorbell: the channel layer may drop them under load
 RETRY_SECONDS = 1.0
+REJOIN_SECONDS = 600.0  # re-join the doorbell group this often: channel layers expire group members
 EVENTS_KEPT = 200  # timeline events queued for one slow page (its page document carries the timeline)
 
 
@@ -74,9 +75,15 @@ class Subscription:
 class StreamFollower:
     """Follows ``bus``'s stream from the id it started at while anyone is subscribed."""
 
-    def __init__(self, bus: LiveBus, on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None):
+    def __init__(
+        self,
+        bus: LiveBus,
+        on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None,
+        channel_layer: Any = None,
+    ):
         self.bus = bus
         self.on_entries = on_entries
+        self.channel_layer = channel_layer
         self.cursor: Id = (0, 0)  # the last id read
         self.reads = 0
         self._buffer: deque[tuple[Id, str, Entry]] = deque(maxlen=BUFFER)
@@ -86,6 +93,7 @@ class StreamFollower:
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> bool:
@@ -145,8 +153,39 @@ class StreamFollower:
         self._buffer_from = self.cursor
         self._wake.clear()
         self._task = asyncio.create_task(self._run())
+        if self.channel_layer is not None:
+            self._listener = asyncio.create_task(self._listen())
+
+    async def _listen(self) -> None:
+        """Receive the bus's doorbells on this process's one channel and ring on each."""
+        layer, group, channel = self.channel_layer, self.bus.doorbell_group, ""
+        try:
+            while True:
+                try:
+                    channel = channel or await layer.new_channel()
+                    await layer.group_add(group, channel)
+                    async with asyncio.timeout(REJOIN_SECONDS):
+                        while True:
+                            self.ring((await layer.receive(channel)).get("stream_id"))
+                except TimeoutError:
+                    continue
+                except Exception:  # the layer's store is down: the follower polls until it is back
+                    log.warning("the live bus's doorbell failed; polling until it is back", exc_info=True)
+                    await asyncio.sleep(RETRY_SECONDS)
+        finally:
+            if channel:
+                with contextlib.suppress(Exception):
+                    await layer.group_discard(group, channel)
 
     async def _run(self) -> None:
+        try:
+            await self._follow()
+        finally:
+            if self._listener is not None:
+                self._listener.cancel()
+                self._listener = None
+
+    async def _follow(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
@@ -205,11 +244,13 @@ _followers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, StreamFollower]
 
 
 def follower_for(
-    bus: LiveBus, on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None
+    bus: LiveBus,
+    on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None,
+    channel_layer: Any = None,
 ) -> StreamFollower:
     """The running loop's follower of ``bus`` (a new one when the process switched buses, as tests do)."""
     loop = asyncio.get_running_loop()
     follower = _followers.get(loop)
     if follower is None or follower.bus is not bus:
-        follower = _followers[loop] = StreamFollower(bus, on_entries)
+        follower = _followers[loop] = StreamFollower(bus, on_entries, channel_layer)
     return follower

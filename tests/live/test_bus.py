@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -7,7 +8,7 @@ import pytest
 from channels.layers import InMemoryChannelLayer
 
 from dashboard.live.bus import LiveBus, MemoryBus, RedisBus, StreamTrimmed, fleet_row
-from dashboard.live.messages import FLEET_GROUP, ROLLOUT_UPDATED, rollout_group
+from dashboard.live.messages import STREAM_ADVANCED, stream_group
 
 
 def view(name: str = "web", **overrides: Any) -> dict[str, Any]:
@@ -92,23 +93,24 @@ async def test_a_bad_stream_id_is_a_clear_error(make_bus: Any) -> None:
         await make_bus().read_since("yesterday")
 
 
-async def test_it_rings_the_doorbell_after_writing(make_bus: Any) -> None:
+async def test_it_rings_the_doorbell_once_per_publish_after_writing(make_bus: Any) -> None:
     layer = InMemoryChannelLayer()
-    rollout_channel = await layer.new_channel()
-    fleet_channel = await layer.new_channel()
-    await layer.group_add(rollout_group("prod/shop/web"), rollout_channel)
-    await layer.group_add(FLEET_GROUP, fleet_channel)
+    follower_channel = await layer.new_channel()
     bus = make_bus(layer=layer)
-    stream_id = await bus.publish(view(), [])
-    message = await layer.receive(rollout_channel)
-    assert message == {"type": ROLLOUT_UPDATED, "key": "prod/shop/web", "stream_id": stream_id}
-    assert (await bus.snapshot(message["key"])) is not None  # written before the bell
-    assert (await layer.receive(fleet_channel))["stream_id"] == stream_id
+    await layer.group_add(bus.doorbell_group, follower_channel)
+    ids = await bus.publish_many([(view("a"), []), (view("b"), [])])
+    message = await layer.receive(follower_channel)
+    assert message == {"type": STREAM_ADVANCED, "stream_id": ids[-1]}
+    written = [entry["key"] for _, entry in await bus.read_since("0-0")]
+    assert written == ["prod/shop/a", "prod/shop/b"]  # before the bell
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(layer.receive(follower_channel), 0.2)  # one bell, not one per rollout
 
 
-def test_group_names_are_short_ascii() -> None:
-    group = rollout_group("a-very-long-cluster-name/namespace/" + "x" * 200)
-    assert group.startswith("rollout.") and len(group) == 24 and group.isascii()
+def test_doorbell_groups_are_short_ascii_and_differ_per_prefix() -> None:
+    group = stream_group("rollouts-ui:" + "x" * 200)
+    assert group.startswith("stream.") and len(group) == 23 and group.isascii()
+    assert stream_group("a:") != stream_group("b:")
 
 
 def test_fleet_rows_tolerate_missing_fields() -> None:

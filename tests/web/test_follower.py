@@ -5,7 +5,7 @@ import uuid
 from typing import Any
 
 import pytest
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
@@ -192,6 +192,25 @@ async def test_a_hundred_sockets_cost_one_stream_read_per_change(live_bus: Any) 
     assert stream.reads - reads <= 6
     for ws in sockets:
         await ws.disconnect()
+
+
+async def test_the_doorbell_wakes_the_follower_at_once_on_its_one_channel(
+    live_bus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follower, "POLL_SECONDS", 30.0)  # only the doorbell can wake it in time
+    layer = InMemoryChannelLayer()
+    writer = get_bus(channel_layer=layer)  # the same bus as ``live_bus``, ringing ``layer``
+    stream = StreamFollower(live_bus, channel_layer=layer)
+    subscriptions = [await stream.subscribe(None) for _ in range(20)]
+    await asyncio.sleep(0.05)  # the follower joins the group
+    assert len(layer.groups[live_bus.doorbell_group]) == 1  # one channel per process, not per page
+    stream_id = await writer.publish(_view("a"), [])
+    await _wait_ready(subscriptions[0])
+    assert [i for i, _ in subscriptions[0].take("0-0")[0]] == [stream_id]
+    for subscription in subscriptions:
+        stream.unsubscribe(subscription)
+    await asyncio.sleep(0.05)
+    assert not layer.groups.get(live_bus.doorbell_group)  # left the group with the last subscriber
 
 
 async def test_a_socket_resuming_from_before_the_buffer_reads_its_gap(
