@@ -81,6 +81,19 @@ def test_recording_twice_adds_no_rows() -> None:
 
 
 @pytest.mark.django_db
+def test_one_batch_keeps_releases_of_look_alike_rollouts_apart() -> None:
+    # The same names, namespaces and hashes crossed over: each release belongs to its own rollout only.
+    views = [
+        canary(2, namespace="shop", name="web", currentPodHash="bbb"),
+        canary(3, namespace="shop", name="api", currentPodHash="ccc"),
+        canary(1, namespace="cart", name="web", currentPodHash="ccc"),
+    ]
+    record_batch([(v, timeline_events(None, v, at=T0), T0) for v in views])
+    recorded = {(r.namespace, r.rollout, r.pod_hash): r.steps_reached for r in Release.objects.all()}
+    assert recorded == {("shop", "web", "bbb"): 2, ("shop", "api", "ccc"): 3, ("cart", "web", "ccc"): 1}
+
+
+@pytest.mark.django_db
 def test_an_abort_ends_the_release_as_aborted() -> None:
     play([view(), canary(1), canary(1, status="Degraded", message="RolloutAborted: metric failed")])
     release = Release.objects.get(pod_hash="bbb")
