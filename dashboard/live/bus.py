@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 Entry = dict[str, Any]
 DEFAULT_PREFIX = "rollouts-ui:"
 DEFAULT_CONTROLLER = "argo-rollouts"
+DOORBELL_SECONDS = 0.02  # at most ~50 doorbells a second, however often the watcher publishes
 
 
 class BusError(Exception):
@@ -126,31 +127,42 @@ _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 
 
 class _Doorbell:
-    """Rings the followers' group after a write: one message per publish, never one per rollout or page.
-    A ring while another is being sent only moves the id that send goes on with (rings coalesce)."""
+    """Rings the followers' group after a write: one message per publish at most, never one per rollout
+    or page, and no more than one per ``DOORBELL_SECONDS`` (a busy watcher publishes a batch every few
+    milliseconds; each ring is a channel-layer round trip). A ring that must wait is sent once the interval
+    has passed, carrying the latest id; rings that arrive meanwhile join it."""
 
     def __init__(self, channel_layer: Any, group: str) -> None:
         self.layer: Any = channel_layer
         self.group = group
         self._latest: str | None = None
-        self._sending = False
+        self._busy = False  # a send is in flight or scheduled: it will carry ``_latest``
+        self._last = float("-inf")
 
     async def ring(self, stream_id: str) -> None:
         if self.layer is None:
             return
         self._latest = stream_id
-        if self._sending:
+        if self._busy:
             return
-        self._sending = True
+        wait = self._last + DOORBELL_SECONDS - time.monotonic()
+        self._busy = True
+        if wait > 0:
+            asyncio.get_running_loop().call_later(wait, lambda: asyncio.ensure_future(self._send()))
+        else:
+            await self._send()
+
+    async def _send(self) -> None:
         try:
             while self._latest is not None:
                 stream_id, self._latest = self._latest, None
+                self._last = time.monotonic()
                 try:
                     await self.layer.group_send(self.group, dict(stream_advanced(stream_id)))
                 except Exception:  # the doorbell may fail; the stream still has the update
                     log.warning("doorbell to %s failed", self.group, exc_info=True)
         finally:
-            self._sending = False
+            self._busy = False
 
 
 class RedisBus:
@@ -199,19 +211,25 @@ class RedisBus:
         import redis
 
         keys = [view_key(view) for view, _ in items]
+        snapshots: dict[str, bytes] = {}
+        rows: dict[str, bytes] = {}
+        entries = []
+        for key, (view, events) in zip(keys, items, strict=True):
+            view_json, row_json = _dumps(view), _dumps(fleet_row(view))
+            snapshots[key], rows[key] = view_json, row_json
+            entries.append({"key": key, "op": "update", "view": view_json, "row": row_json,
+                            "events": _dumps(list(events))})
         try:
             async with self._redis().pipeline(transaction=True) as pipe:
-                for key, (view, events) in zip(keys, items, strict=True):
-                    view_json, row_json = _dumps(view), _dumps(fleet_row(view))
-                    pipe.hset(self.snap_key, key, view_json)
-                    pipe.hset(self.fleet_key, key, row_json)
-                    fields = {"key": key, "op": "update", "view": view_json, "row": row_json,
-                              "events": _dumps(list(events))}
+                # Two HSETs for the whole batch (a key's latest view wins), then one entry per view.
+                pipe.hset(self.snap_key, mapping=snapshots)
+                pipe.hset(self.fleet_key, mapping=rows)
+                for fields in entries:
                     pipe.xadd(self.stream_key, fields, maxlen=self.maxlen, approximate=True)
                 results = await pipe.execute()
         except redis.RedisError as error:
             raise BusError(f"publishing to Redis failed: {error}") from error
-        ids = [_text(results[i]) for i in range(2, len(results), 3)]
+        ids = [_text(stream_id) for stream_id in results[2:]]
         await self._doorbell.ring(ids[-1])
         return ids
 
@@ -395,10 +413,19 @@ def _entry(fields: Mapping[Any, Any]) -> Entry:
     return {
         "key": data["key"],
         "op": data.get("op", "update"),
-        "view": json.loads(data["view"]) if data.get("view") else None,
-        "row": json.loads(data["row"]) if data.get("row") else None,
-        "events": json.loads(data.get("events") or "[]"),
+        "view": _loads(data["view"]) if data.get("view") else None,
+        "row": _loads(data["row"]) if data.get("row") else None,
+        "events": _loads(data.get("events") or "[]"),
     }
+
+
+def _loads(text: str) -> Any:
+    """orjson for what ``_dumps`` wrote (decoding entries is much of a web process's work), else the
+    standard library, which also reads what orjson refuses."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _text(value: Any) -> str:

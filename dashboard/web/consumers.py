@@ -45,7 +45,7 @@ from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
 from dashboard.web.fleet_index import FIELDS
-from dashboard.web.follower import StreamFollower, Subscription, follower_for
+from dashboard.web.follower import FellBehind, StreamFollower, Subscription, follower_for
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +161,9 @@ class _LiveConsumer(AsyncWebsocketConsumer):
                 if self.subscription is None:
                     await self.start(resume)
                 await self.subscription_ready()
+            except FellBehind:  # a slow page: what it missed is still on the bus, most likely
+                self.unsubscribe()
+                resume = self.cursor if self.cursor != "0-0" else None
             except StreamTrimmed:
                 self.unsubscribe()
                 resume = None

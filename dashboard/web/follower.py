@@ -25,6 +25,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice, takewhile
 from typing import Any
 
 from dashboard.live.bus import BusError, Entry, LiveBus, StreamTrimmed, parse_id
@@ -40,11 +41,45 @@ REJOIN_SECONDS = 600.0  # re-join the doorbell group this often: channel layers 
 EVENTS_KEPT = 200  # timeline events queued for one slow page (its page document carries the timeline)
 
 
+class FellBehind(StreamTrimmed):
+    """A fleet page did not take for so long that the follower's log no longer holds what it missed: it
+    resumes from its last id (read from the bus) or, when the bus lost that too, reloads its snapshot."""
+
+
+class _Log:
+    """The last ``BUFFER`` entries the follower read, numbered: what fleet pages read from and resuming
+    pages are replayed from."""
+
+    def __init__(self, start: Id) -> None:
+        self.items: deque[tuple[Id, str, Entry]] = deque(maxlen=BUFFER)
+        self.end = 0  # the number of the next entry
+        self.start_id = start  # the log holds every entry after this id
+
+    def append(self, item: tuple[Id, str, Entry]) -> None:
+        if len(self.items) == self.items.maxlen:
+            self.start_id = self.items[0][0]
+        self.items.append(item)
+        self.end += 1
+
+    def since(self, number: int) -> list[tuple[Id, str, Entry]]:
+        """Entries from number ``number`` on (oldest first); ``FellBehind`` when they are gone."""
+        count = self.end - number
+        if count > len(self.items):
+            raise FellBehind("the page fell behind the process's recent updates")
+        return list(islice(reversed(self.items), count))[::-1] if count > 0 else []
+
+    def number_after(self, since: Id) -> int:
+        """The number of the first entry newer than ``since`` (which the log must cover)."""
+        newer = sum(1 for _ in takewhile(lambda item: item[0] > since, reversed(self.items)))
+        return self.end - newer
+
+
 @dataclass(eq=False)
 class Subscription:
-    """One consumer's mailbox: the latest entry per rollout since it last took, and a wake-up."""
+    """One rollout page's mailbox: the latest entry of its rollout and the timeline events since it last
+    took, and a wake-up."""
 
-    key: str | None  # one rollout's key, or None for every rollout (the fleet)
+    key: str | None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     pending: dict[str, tuple[Id, str, Entry]] = field(default_factory=dict)
     events: deque[tuple[Id, Any]] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
@@ -54,8 +89,7 @@ class Subscription:
         key = str(entry.get("key"))
         self.pending.pop(key, None)  # re-insert: keys stay in the order of their latest change
         self.pending[key] = (position, stream_id, entry)
-        if self.key is not None:
-            self.events.extend((position, event) for event in entry.get("events") or ())
+        self.events.extend((position, event) for event in entry.get("events") or ())
         self.ready.set()
 
     def take(self, after: str) -> tuple[list[tuple[str, Entry]], list[Any]]:
@@ -72,6 +106,32 @@ class Subscription:
         return [(stream_id, entry) for _, stream_id, entry in latest], events
 
 
+@dataclass(eq=False)
+class FleetSubscription(Subscription):
+    """A fleet page: a place in the follower's shared log rather than a mailbox. Pushing each entry into
+    two hundred pages' mailboxes was the web process's largest cost; now an entry is stored once and a
+    page reads what it has not had when it takes (at most ten times a second)."""
+
+    log: _Log = field(default_factory=lambda: _Log((0, 0)))
+    number: int = 0  # the log's entries before this one were taken
+
+    def take(self, after: str) -> tuple[list[tuple[str, Entry]], list[Any]]:
+        """The latest entry per rollout newer than ``after`` (oldest by latest change first); ``FellBehind``
+        when the log no longer reaches back to this page's place."""
+        if self.trimmed:
+            raise StreamTrimmed("the process's stream follower lost its place: reload the snapshot")
+        self.ready.clear()
+        entries, self.number = self.log.since(self.number), self.log.end
+        since = parse_id(after)
+        latest: dict[str, tuple[str, Entry]] = {}
+        for position, stream_id, entry in entries:
+            if position > since:
+                key = str(entry.get("key"))
+                latest.pop(key, None)
+                latest[key] = (stream_id, entry)
+        return list(latest.values()), []
+
+
 class StreamFollower:
     """Follows ``bus``'s stream from the id it started at while anyone is subscribed."""
 
@@ -86,8 +146,7 @@ class StreamFollower:
         self.channel_layer = channel_layer
         self.cursor: Id = (0, 0)  # the last id read
         self.reads = 0
-        self._buffer: deque[tuple[Id, str, Entry]] = deque(maxlen=BUFFER)
-        self._buffer_from: Id = (0, 0)  # the buffer holds every entry after this id
+        self._log = _Log((0, 0))
         self._fleet: set[Subscription] = set()
         self._by_key: dict[str, set[Subscription]] = {}
         self._wake = asyncio.Event()
@@ -105,7 +164,11 @@ class StreamFollower:
         async with self._lock:
             if not self.running:
                 await self._start()
-            subscription = Subscription(key)
+            subscription = (
+                Subscription(key)
+                if key is not None
+                else FleetSubscription(None, log=self._log, number=self._log.end)
+            )
             if key is None:
                 self._fleet.add(subscription)
             else:
@@ -127,10 +190,15 @@ class StreamFollower:
         """Put the buffered entries after ``after`` into the mailbox; False when the buffer does not
         reach back that far (or ``after`` is ahead of what was read) and the gap must be read."""
         since = parse_id(after)
-        if not self._buffer_from <= since <= self.cursor:
+        if not self._log.start_id <= since <= self.cursor:
             return False
-        for position, stream_id, entry in self._buffer:
-            if position > since and (subscription.key is None or entry.get("key") == subscription.key):
+        if isinstance(subscription, FleetSubscription):
+            subscription.number = self._log.number_after(since)
+            if subscription.number < self._log.end:
+                subscription.ready.set()
+            return True
+        for position, stream_id, entry in self._log.items:
+            if position > since and entry.get("key") == subscription.key:
                 subscription.push(position, stream_id, entry)
         return True
 
@@ -149,8 +217,7 @@ class StreamFollower:
     async def _start(self) -> None:
         # Before any subscriber reads its snapshot: following from here cannot skip what it will miss.
         self.cursor = parse_id(await self.bus.last_id())
-        self._buffer.clear()
-        self._buffer_from = self.cursor
+        self._log = _Log(self.cursor)
         self._wake.clear()
         self._task = asyncio.create_task(self._run())
         if self.channel_layer is not None:
@@ -217,14 +284,12 @@ class StreamFollower:
             self.on_entries(entries)
         for stream_id, entry in entries:
             position = parse_id(stream_id)
-            if len(self._buffer) == self._buffer.maxlen:
-                self._buffer_from = self._buffer[0][0]
-            self._buffer.append((position, stream_id, entry))
-            for subscription in self._fleet:
-                subscription.push(position, stream_id, entry)
+            self._log.append((position, stream_id, entry))
             for subscription in self._by_key.get(str(entry.get("key")), ()):
                 subscription.push(position, stream_id, entry)
             self.cursor = position
+        for fleet_page in self._fleet:
+            fleet_page.ready.set()
 
     def _lost_place(self) -> None:
         """The stream was trimmed past the cursor (the follower stalled): every subscriber reloads."""

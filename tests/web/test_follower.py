@@ -137,6 +137,24 @@ async def test_the_buffer_forgets_the_oldest_entries(live_bus: Any, monkeypatch:
     stream.unsubscribe(resumer)
 
 
+async def test_a_fleet_page_that_fell_behind_the_log_is_told_so(
+    live_bus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follower, "BUFFER", 2)
+    stream = StreamFollower(live_bus)
+    idle, busy = await stream.subscribe(None), await stream.subscribe(None)
+    ids = []
+    for name in ("a", "b", "c"):
+        ids.append(await live_bus.publish(_view(name), []))
+        stream.ring(ids[-1])
+        await _wait_ready(busy)
+        assert [i for i, _ in busy.take("0-0")[0]] == ids[-1:]  # a page that keeps up has every entry
+    with pytest.raises(follower.FellBehind):
+        idle.take("0-0")  # it never took, and "a" is gone from the log: it resumes from the bus instead
+    stream.unsubscribe(idle)
+    stream.unsubscribe(busy)
+
+
 async def test_a_trimmed_stream_makes_every_subscriber_reload() -> None:
     bus = MemoryBus(prefix=f"test-{uuid.uuid4().hex}:", maxlen=100)
     await bus.publish(_view("first"), [])
