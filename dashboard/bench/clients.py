@@ -11,7 +11,8 @@ among its clients, as tabs of one browser do.
 When the stop file appears it writes, as JSON, per client: the messages, counters and a digest of its
 final table; and each distinct final table once (clients that agree share one). The config is a JSON
 object: ``servers`` (base URLs), ``count``, ``offset`` (client ``i`` uses server ``(offset+i) % n``),
-``username``, ``password``, ``out``, ``ready`` and ``stop`` (file paths).
+``username``, ``password``, ``out``, ``ready``, ``stop`` and ``progress`` (file paths; the last holds the
+stream id all the process's clients have reached, rewritten five times a second).
 
 Non-goals: rendering, or anything a browser does besides the protocol (``browser`` measures that).
 """
@@ -203,8 +204,9 @@ async def main_async(config: dict[str, Any]) -> int:
         tasks = [asyncio.create_task(c.run(stop, opening)) for c in clients]
         await asyncio.wait_for(asyncio.gather(*(c.connected.wait() for c in clients)), 120)
         Path(config["ready"]).write_text(str(len(clients)))
-        stop_file = Path(config["stop"])
+        stop_file, progress = Path(config["stop"]), Path(config["progress"])
         while not stop_file.exists():
+            _write_progress(progress, clients)
             await asyncio.sleep(0.2)
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -218,6 +220,19 @@ async def main_async(config: dict[str, Any]) -> int:
     finally:
         for session in sessions.values():
             await session.close()
+
+
+def _write_progress(path: Path, clients: list[Client]) -> None:
+    """The stream id every client of this process has reached (the harness waits on it), written whole."""
+    reached = min((parse_id(c.last_id) for c in clients if c.last_id), default=(0, 0))
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(f"{reached[0]}-{reached[1]}")
+    scratch.replace(path)
+
+
+def parse_id(stream_id: str) -> tuple[int, int]:
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def main(argv: list[str]) -> int:

@@ -48,6 +48,8 @@ from dashboard.bench.truth import expected_rows
 
 LAYOUTS = ("single", "two-web", "two-clusters", "failover")
 CLIENTS_PER_PROCESS = 100
+CAPACITY_UPDATES = 2000  # views republished at once to measure the web side's delivery capacity
+CAPACITY_TIMEOUT = 60.0
 USERNAME = "bench"
 
 
@@ -100,6 +102,7 @@ class RunState:
     servers: list[str] = field(default_factory=list)
     watchers: list[Process] = field(default_factory=list)
     client_procs: list[tuple[Process, Path, Path, Path]] = field(default_factory=list)
+    progress_files: list[Path] = field(default_factory=list)
     session_cookie: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -127,6 +130,7 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         _start_clients(config, state, processes, log)
         raw = asyncio.run(_measure(config, state, processes, log))
         raw["page"] = _page_speed(config, state, log)
+        raw["capacity"] = asyncio.run(_delivery_capacity(config, state, processes, log))
         raw["clients"] = _collect_clients(state, processes, log)
         log("checking every client's table against the simulators' objects …")
         raw["expected"] = asyncio.run(expected_rows(state.clusters))
@@ -418,7 +422,8 @@ def _start_clients(
     for n in range(count):
         share = config.clients // count + (1 if n < config.clients % count else 0)
         paths = [
-            state.directory / f"clients-{n}.{suffix}" for suffix in ("json", "out.json", "ready", "stop")
+            state.directory / f"clients-{n}.{suffix}"
+            for suffix in ("json", "out.json", "ready", "stop", "progress")
         ]
         paths[0].write_text(
             json.dumps(
@@ -431,6 +436,7 @@ def _start_clients(
                     "out": str(paths[1]),
                     "ready": str(paths[2]),
                     "stop": str(paths[3]),
+                    "progress": str(paths[4]),
                 }
             )
         )
@@ -441,6 +447,7 @@ def _start_clients(
             {**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         state.client_procs.append((process, paths[1], paths[2], paths[3]))
+        state.progress_files.append(paths[4])
         offset += share
     deadline = time.monotonic() + 300
     for process, _, ready, _ in state.client_procs:
@@ -543,6 +550,62 @@ def _page_speed(config: BenchConfig, state: RunState, log: Callable[[str], None]
     return page
 
 
+async def _delivery_capacity(
+    config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """How fast the web side can deliver updates: republish up to ``CAPACITY_UPDATES`` current views
+    straight to the bus as fast as it takes them, and time until every client has had them all (the raw
+    fan-out limit is the same thing without the application). The views are unchanged, so the clients'
+    tables still equal the simulators' afterwards."""
+    import redis.asyncio as aioredis
+    from channels_redis.core import RedisChannelLayer
+
+    from dashboard.live.bus import RedisBus
+
+    client: Any = aioredis.Redis.from_url(config.redis_url, socket_timeout=30)
+    try:
+        keys = sorted(await client.hkeys(f"{state.prefix}snap"))[:CAPACITY_UPDATES]
+        views = [json.loads(v) for v in await client.hmget(f"{state.prefix}snap", keys) if v] if keys else []
+    finally:
+        await client.aclose()
+    if not views:
+        return {"updates": 0}
+    layer = RedisChannelLayer(hosts=[{"address": config.redis_url, "socket_timeout": None}], capacity=1000)
+    bus = RedisBus(config.redis_url, prefix=state.prefix, channel_layer=layer)
+    log(f"delivery capacity: republishing {len(views)} views to {config.clients} clients at once …")
+    started = time.time()
+    ids: list[str] = []
+    try:
+        for start in range(0, len(views), 100):
+            ids += await bus.publish_many([(view, []) for view in views[start : start + 100]])
+        published = time.time()
+    finally:
+        await bus.close()
+        await layer.close_pools()
+    deadline = time.monotonic() + CAPACITY_TIMEOUT
+    while time.monotonic() < deadline and not _clients_reached(state, ids[-1]):
+        processes.check()
+        await asyncio.sleep(0.1)
+    return {
+        "updates": len(views),
+        "started": started,
+        "published_seconds": round(published - started, 3),
+        "first_id": ids[0],
+        "last_id": ids[-1],
+        "all_delivered": _clients_reached(state, ids[-1]),
+    }
+
+
+def _clients_reached(state: RunState, stream_id: str) -> bool:
+    from dashboard.live.bus import parse_id
+
+    try:
+        reached = [parse_id(path.read_text()) for path in state.progress_files]
+    except (OSError, ValueError):
+        return False
+    return bool(reached) and min(reached) >= parse_id(stream_id)
+
+
 def _collect_clients(state: RunState, processes: Processes, log: Callable[[str], None]) -> dict[str, Any]:
     for _, _, _, stop in state.client_procs:
         stop.write_text("stop")
@@ -588,8 +651,8 @@ def _watcher_changes(path: Path) -> int | None:
 
 async def _limits(config: BenchConfig, state: RunState, raw: dict[str, Any]) -> dict[str, Any]:
     reports = raw["clients"]["reports"]
-    messages = sum(max(0, len(r["messages"]) - 1) for r in reports)
-    size = int(sum(r["bytes_received"] for r in reports) / messages) if messages else 1000
+    rows = sum(r["rows_received"] for r in reports)
+    size = int(sum(r["bytes_received"] for r in reports) / rows) if rows else 300  # one row's update
     return {
         "xadd": await limits.xadd_limit(config.redis_url, f"{state.prefix}raw-stream", raw["payloads"]),
         "fanout": await limits.fanout_limit(config.redis_url, state.prefix, config.clients, size),

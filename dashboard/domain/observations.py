@@ -152,6 +152,20 @@ def weight_writer(rollout: Mapping[str, Any]) -> str | None:
     return owner[1] if owner else None
 
 
+def weight_fields(rollout: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``managedFields`` entries ``weight_writer`` reads, reduced to what it reads of them (manager,
+    time, the weight's path): a cache can keep these instead of every entry and still say who wrote it."""
+    kept = []
+    for entry in maps(dig(rollout, "metadata", "managedFields")):
+        owned = dig(entry.get("fieldsV1"), *_WEIGHT_PATH)
+        if as_str(entry.get("manager")) and owned is not None:
+            fields: Any = owned
+            for key in reversed(_WEIGHT_PATH):
+                fields = {key: fields}
+            kept.append({"manager": entry["manager"], "time": entry.get("time"), "fieldsV1": fields})
+    return kept
+
+
 def _revision(rollout: Mapping[str, Any]) -> int | None:
     value = dig(rollout, "metadata", "annotations", "rollout.argoproj.io/revision")
     return int(value) if isinstance(value, str) and value.isdigit() else None

@@ -1,11 +1,12 @@
 """The informer-like cache of one cluster: every watched object, indexed so a change finds its rollout.
 
-Objects are stored as the API sent them (minus ``managedFields``, which is large and never read), by kind
-and UID. An owner index (owner UID → child UIDs) follows ownerReferences, which is how Argo Rollouts links
-everything: Pod → ReplicaSet → Rollout, AnalysisRun → Rollout or → Experiment → Rollout, Experiment
-ReplicaSet → Experiment → Rollout. ``apply`` and ``replace`` (a relist) return the UIDs of the rollouts
-whose view must be rebuilt, found in O(depth) without scanning; ``inputs`` gathers one rollout's objects
-for the domain model. Argo CD Applications are linked to the Rollouts listed in their ``status.resources``.
+Objects are stored as what the domain model reads of them (``PROJECTIONS``: of Rollouts, ReplicaSets and
+Pods only the fields read; of the other kinds everything but ``managedFields``), by kind and UID. An owner
+index (owner UID → child UIDs) follows ownerReferences, which is how Argo Rollouts links everything:
+Pod → ReplicaSet → Rollout, AnalysisRun → Rollout or → Experiment → Rollout, Experiment ReplicaSet →
+Experiment → Rollout. ``apply`` and ``replace`` (a relist) return the UIDs of the rollouts whose view must
+be rebuilt, found in O(depth) without scanning; ``inputs`` gathers one rollout's objects for the domain
+model. Argo CD Applications are linked to the Rollouts listed in their ``status.resources``.
 
 Flagger's Canary is the other root (``canary_inputs``). Nothing links to it by owner, so it is found by
 name: its Events by ``involvedObject`` (only the newest ``EVENTS_PER_CANARY`` per Canary are kept, so a
@@ -28,6 +29,7 @@ from typing import Any
 from dashboard.domain import build_rollout_view
 from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time
+from dashboard.domain.observations import weight_fields
 
 ROLLOUT = "Rollout"
 REPLICA_SET = "ReplicaSet"
@@ -103,12 +105,101 @@ def owner_uids(obj: Mapping[str, Any]) -> tuple[str, ...]:
     )
 
 
-def slim(obj: Mapping[str, Any]) -> Obj:
-    """The object without fields nobody reads, to keep 5,000 rollouts' worth of objects small."""
-    meta = obj.get("metadata")
-    if isinstance(meta, Mapping) and "managedFields" in meta:
-        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-    return dict(obj)
+# What the cache keeps of each kind: what the domain model and the watcher read of it, so 10,000 rollouts'
+# worth of objects stay small (the list's full objects are dropped on ingest). A shape names the keys kept
+# in a mapping, and in every mapping of a list: ``True`` keeps the value whole, a shape keeps that much of
+# it, ``False`` drops it, and ``"*": True`` keeps every key not named. Anything that is not the expected
+# mapping or list is kept as it came, so a malformed object reaches the domain model as malformed as it
+# was. Readers: ``dashboard.domain`` (rollout_view, replicasets, pods, canary, phase, argocd_health,
+# analysis, experiments, applications, findings, observations, flagger) and ``Watcher``. A reader of a
+# new field adds it here; ``tests/kube/test_projection.py`` checks that views of the fixtures are the
+# same from the kept objects as from the full ones.
+Shape = Mapping[str, Any]
+
+_KEPT_METADATA: Shape = dict.fromkeys(
+    (
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+    ),
+    True,
+)
+_CONTAINER_STATUS: Shape = dict.fromkeys(("name", "ready", "started", "restartCount", "state"), True)
+_NAME_AND_IMAGE: Shape = {"name": True, "image": True}
+# Kinds read in depth (analysis results, Argo CD's sync and history, Flagger) and few per rollout: whole.
+_ALL_BUT_MANAGED_FIELDS: Shape = {"*": True, "metadata": {"*": True, "managedFields": False}}
+PROJECTIONS: dict[str, Shape] = {
+    # The spec's strategy, replicas, pause and selector; of the pod template only the images. The whole
+    # status. Of managedFields only the canary weight's owners (``observations.weight_fields``).
+    ROLLOUT: {
+        "apiVersion": True,
+        "kind": True,
+        "metadata": _KEPT_METADATA,
+        "spec": {
+            "*": True,
+            "template": {"spec": {"containers": _NAME_AND_IMAGE, "initContainers": _NAME_AND_IMAGE}},
+        },
+        "status": True,
+    },
+    # The pod template whole: findings diff two revisions' templates.
+    REPLICA_SET: {
+        "apiVersion": True,
+        "kind": True,
+        "metadata": _KEPT_METADATA,
+        "spec": {"replicas": True, "template": True},
+        "status": True,
+    },
+    # What ``kubectl get pods`` shows: phase, reason, per container its state, readiness and restarts
+    # (and, of the spec, how many containers there are and which init containers are sidecars).
+    POD: {
+        "apiVersion": True,
+        "kind": True,
+        "metadata": _KEPT_METADATA,
+        "spec": {"containers": {"name": True}, "initContainers": {"name": True, "restartPolicy": True}},
+        "status": {
+            "phase": True,
+            "reason": True,
+            "containerStatuses": _CONTAINER_STATUS,
+            "initContainerStatuses": _CONTAINER_STATUS,
+        },
+    },
+}
+
+
+def project(kind: str, obj: Mapping[str, Any]) -> Obj:
+    """What the cache keeps of ``obj`` (see ``PROJECTIONS``); projecting twice changes nothing more."""
+    kept = _cut(obj, PROJECTIONS.get(kind, _ALL_BUT_MANAGED_FIELDS))
+    if not isinstance(kept, dict):
+        return dict(obj)
+    if kind == ROLLOUT and isinstance(kept.get("metadata"), dict):
+        owners = weight_fields(obj)
+        if owners:
+            kept["metadata"]["managedFields"] = owners
+    return kept
+
+
+def _cut(value: Any, shape: Shape) -> Any:
+    if isinstance(value, Mapping):
+        rest = shape.get("*") is True
+        kept = {}
+        for key, item in value.items():
+            part = shape.get(key, rest)
+            if part is True:
+                kept[key] = item
+            elif part is not False:
+                kept[key] = _cut(item, part)
+        return kept
+    if isinstance(value, list):
+        return [_cut(item, shape) for item in value]
+    return value
 
 
 @dataclass
@@ -181,7 +272,10 @@ class ClusterCache:
             if old is not None:
                 self._remove(kind, uid)
             return affected
-        self._store(kind, uid, slim(obj) if kind not in BY_NAME else {**slim(obj), "kind": kind})
+        kept = project(kind, obj)
+        if kind in BY_NAME:
+            kept["kind"] = kind
+        self._store(kind, uid, kept)
         return affected | self._rollouts_of(uid, kind)
 
     def replace(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -116,8 +116,13 @@ async def watch_kind(
     sink: WatchSink,
     settings: WatchSettings = WatchSettings(),
     stats: WatchStats | None = None,
+    project: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> None:
-    """List and watch ``kind`` in ``namespace`` (None: all) until cancelled."""
+    """List and watch ``kind`` in ``namespace`` (None: all) until cancelled.
+
+    ``project`` is applied to each listed object as its page arrives: of a large list only one page of
+    full objects is alive at a time, instead of all of them until the sink has them (Python keeps the
+    heap they leave behind; a few hundred MB at 10,000 rollouts)."""
     stats = stats if stats is not None else WatchStats()
     where = f"{kind.name} in {namespace or 'all namespaces'}"
     path = kind.path(namespace)
@@ -131,8 +136,10 @@ async def watch_kind(
             params: dict[str, str] = {**selector, "limit": str(settings.page_size)}
             while True:
                 page = await api.get(path, params, Timeouts(settings.connect_timeout, settings.list_timeout))
-                objects.extend(i for i in page.get("items") or () if isinstance(i, dict))
+                items = (i for i in page.get("items") or () if isinstance(i, dict))
+                objects.extend(map(project, items) if project is not None else items)
                 metadata = page.get("metadata") or {}
+                del page, items
                 if not metadata.get("continue"):
                     break
                 params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}

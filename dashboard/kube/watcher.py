@@ -30,6 +30,7 @@ every kind has been listed once, so a half-filled cache never reaches a page.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import hashlib
 import logging
@@ -61,6 +62,7 @@ from dashboard.kube.cache import (
     describe,
     uid_of,
 )
+from dashboard.kube.cache import project as project_object
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
 from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
@@ -249,8 +251,8 @@ class Watcher:
         watch_changed(self.cluster, kind, affected)
 
     def _observe(self, event_type: str, rollout: Mapping[str, Any], at: datetime) -> None:
-        """Fold one Rollout write into its history. ``rollout`` is the object as the API sent it: the
-        cache drops ``managedFields``, and only they say who wrote the canary weight."""
+        """Fold one Rollout write into its history. ``rollout`` is the object as the API sent it (or its
+        projection, which keeps the ``managedFields`` entries that say who wrote the canary weight)."""
         uid = uid_of(rollout)
         if event_type == "DELETED":
             self._history.pop(uid, None)
@@ -272,7 +274,9 @@ class Watcher:
     async def _watch(self, api: KubeApi, kind: Kind, namespace: str | None) -> None:
         if kind.requires and any(k.name == kind.requires for k in self.kinds):
             await self._served_event(kind.requires, namespace).wait()
-        await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats)
+        # A recording keeps the objects as listed; otherwise they are projected page by page (memory).
+        project = None if self.record_to is not None else functools.partial(project_object, kind.name)
+        await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats, project)
 
     def _check_ready(self) -> None:
         if not self._ready.is_set() and all(
