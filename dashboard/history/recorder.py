@@ -132,10 +132,20 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
                     _apply_view(wanted[key], view, at)  # a new release is inserted whole, not then updated
     if not wanted:
         return {}
-    Release.objects.bulk_create(list(wanted.values()), ignore_conflicts=True)
-    # One query for the whole batch (one per rollout held the watcher's GIL for most of a 10,000-rollout
-    # initial publish). Each column's IN list makes a superset of the wanted keys; a release hash rarely
-    # repeats, so the extra rows are few, and they are dropped here.
+    # Most releases of a batch exist already (a rollout is published many times per release): read them
+    # first and insert only the missing ones, then read those (ignore_conflicts returns no primary keys).
+    found = _load_releases(wanted)
+    missing = [release for key, release in wanted.items() if key not in found]
+    if missing:
+        Release.objects.bulk_create(missing, ignore_conflicts=True)
+        found.update(_load_releases({(r.cluster, r.namespace, r.rollout, r.pod_hash): r for r in missing}))
+    return found
+
+
+def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Release]:
+    """The stored releases among ``wanted``'s keys, locked for this transaction, in one query (one per
+    rollout held the watcher's GIL for most of a 10,000-rollout initial publish). Each column's IN list
+    makes a superset of the keys; a release hash rarely repeats, so the extra rows are few, and dropped."""
     columns = list(zip(*wanted, strict=True))
     rows = Release.objects.select_for_update().filter(
         cluster__in=set(columns[0]),
