@@ -138,6 +138,8 @@ class _Doorbell:
         self._latest: str | None = None
         self._busy = False  # a send is in flight or scheduled: it will carry ``_latest``
         self._last = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+        self._sending: asyncio.Future[None] | None = None
 
     async def ring(self, stream_id: str) -> None:
         if self.layer is None:
@@ -148,9 +150,22 @@ class _Doorbell:
         wait = self._last + DOORBELL_SECONDS - time.monotonic()
         self._busy = True
         if wait > 0:
-            asyncio.get_running_loop().call_later(wait, lambda: asyncio.ensure_future(self._send()))
+            self._timer = asyncio.get_running_loop().call_later(wait, self._send_later)
         else:
             await self._send()
+
+    def _send_later(self) -> None:
+        self._timer = None
+        self._sending = asyncio.ensure_future(self._send())
+
+    async def settle(self) -> None:
+        """Send a ring that is waiting for its interval now (before the layer is closed)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+            await self._send()
+        elif self._sending is not None and not self._sending.done():
+            await self._sending
 
     async def _send(self) -> None:
         try:
@@ -195,6 +210,7 @@ class RedisBus:
         return client
 
     async def close(self) -> None:
+        await self._doorbell.settle()
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.aclose()

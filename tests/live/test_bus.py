@@ -107,6 +107,20 @@ async def test_it_rings_the_doorbell_once_per_publish_after_writing(make_bus: An
         await asyncio.wait_for(layer.receive(follower_channel), 0.2)  # one bell, not one per rollout
 
 
+async def test_rings_within_the_interval_are_sent_once_after_it_with_the_latest_id(make_bus: Any) -> None:
+    layer = InMemoryChannelLayer()
+    follower_channel = await layer.new_channel()
+    bus = make_bus(layer=layer)
+    await layer.group_add(bus.doorbell_group, follower_channel)
+    first = await bus.publish(view("a"), [])
+    await bus.publish(view("b"), [])
+    last = await bus.publish(view("c"), [])  # both within DOORBELL_SECONDS of the first ring
+    assert (await layer.receive(follower_channel))["stream_id"] == first
+    assert (await asyncio.wait_for(layer.receive(follower_channel), 1))["stream_id"] == last
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(layer.receive(follower_channel), 0.1)
+
+
 def test_doorbell_groups_are_short_ascii_and_differ_per_prefix() -> None:
     group = stream_group("rollouts-ui:" + "x" * 200)
     assert group.startswith("stream.") and len(group) == 23 and group.isascii()
