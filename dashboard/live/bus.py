@@ -129,8 +129,9 @@ _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 class _Doorbell:
     """Rings the followers' group after a write: one message per publish at most, never one per rollout
     or page, and no more than one per ``DOORBELL_SECONDS`` (a busy watcher publishes a batch every few
-    milliseconds; each ring is a channel-layer round trip). A ring that must wait is sent once the interval
-    has passed, carrying the latest id; rings that arrive meanwhile join it."""
+    milliseconds; each ring costs channel-layer round trips). A ring is sent by the event loop once the
+    interval has passed, carrying the latest id; rings that arrive meanwhile join it. ``close`` of the bus
+    sends one still waiting."""
 
     def __init__(self, channel_layer: Any, group: str) -> None:
         self.layer: Any = channel_layer
@@ -147,12 +148,11 @@ class _Doorbell:
         self._latest = stream_id
         if self._busy:
             return
-        wait = self._last + DOORBELL_SECONDS - time.monotonic()
+        # Sent from the event loop, never awaited here: a publisher must not wait for the channel layer's
+        # round trips (three for channels_redis' group_send) before building the next batch.
+        wait = max(0.0, self._last + DOORBELL_SECONDS - time.monotonic())
         self._busy = True
-        if wait > 0:
-            self._timer = asyncio.get_running_loop().call_later(wait, self._send_later)
-        else:
-            await self._send()
+        self._timer = asyncio.get_running_loop().call_later(wait, self._send_later)
 
     def _send_later(self) -> None:
         self._timer = None

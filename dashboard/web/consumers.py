@@ -50,7 +50,7 @@ from dashboard.web.follower import FellBehind, StreamFollower, Subscription, fol
 log = logging.getLogger(__name__)
 
 PING_SECONDS = 20.0
-FLEET_FRAME_SECONDS = 0.1  # a fleet page gets at most ~10 updates a second, each with all that changed
+FLEET_FRAME_SECONDS = 0.05  # a fleet page gets at most ~20 updates a second, each with all that changed
 HELLO_SECONDS = 1.0
 READ_BATCH = 500
 RETRY_SECONDS = 1.0
