@@ -125,6 +125,19 @@ def _loss(raw: dict[str, Any], reports: list[dict[str, Any]], delays: analysis.D
     }
 
 
+def _clients_per_server(raw: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """How many clients each web server had, and how many of those ended equal to the simulators."""
+    expected = raw["expected"]
+    tables = raw["clients"]["tables"]
+    equal = {digest: not any(analysis.compare_tables(expected, t).values()) for digest, t in tables.items()}
+    servers: dict[str, dict[str, int]] = {}
+    for report in reports:
+        counts = servers.setdefault(report["server"], {"clients": 0, "matching": 0})
+        counts["clients"] += 1
+        counts["matching"] += int(equal.get(report["table"], False))
+    return servers
+
+
 def _stale_example(expected: dict[str, str], held: dict[str, str], stale: list[str]) -> dict[str, Any] | None:
     """The first stale row's expected and held values, for whoever has to find out why."""
     if not stale:
@@ -226,6 +239,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
         "scale_out": {
             "layout": config.layout,
             "servers": len(state.servers),
+            "clients_per_server": _clients_per_server(raw, reports),
             "clusters": len(state.clusters),
             "watchers": len(state.watchers),
             **raw.get("failover", {}),
