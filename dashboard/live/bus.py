@@ -141,18 +141,21 @@ class _Doorbell:
         self._last = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
         self._sending: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def ring(self, stream_id: str) -> None:
+    def ring(self, stream_id: str) -> None:
+        """Note that the stream reached ``stream_id``; the running event loop sends it (never awaited
+        here: a publisher must not wait for the channel layer's round trips before its next batch)."""
         if self.layer is None:
             return
         self._latest = stream_id
-        if self._busy:
-            return
-        # Sent from the event loop, never awaited here: a publisher must not wait for the channel layer's
-        # round trips (three for channels_redis' group_send) before building the next batch.
+        loop = asyncio.get_running_loop()
+        if self._busy and self._loop is loop:
+            return  # the send scheduled or in flight carries it
+        # (A send scheduled on a loop that has since ended, as ``async_to_sync`` callers' do, is replaced.)
+        self._busy, self._loop = True, loop
         wait = max(0.0, self._last + DOORBELL_SECONDS - time.monotonic())
-        self._busy = True
-        self._timer = asyncio.get_running_loop().call_later(wait, self._send_later)
+        self._timer = loop.call_later(wait, self._send_later)
 
     def _send_later(self) -> None:
         self._timer = None
@@ -246,7 +249,7 @@ class RedisBus:
         except redis.RedisError as error:
             raise BusError(f"publishing to Redis failed: {error}") from error
         ids = [_text(stream_id) for stream_id in results[2:]]
-        await self._doorbell.ring(ids[-1])
+        self._doorbell.ring(ids[-1])
         return ids
 
     async def remove(self, key: str) -> str:
@@ -262,7 +265,7 @@ class RedisBus:
         except redis.RedisError as error:
             raise BusError(f"removing {key} from Redis failed: {error}") from error
         stream_id = _text(results[2])
-        await self._doorbell.ring(stream_id)
+        self._doorbell.ring(stream_id)
         return stream_id
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:
@@ -353,13 +356,13 @@ class MemoryBus:
                      "events": json.loads(_dumps(list(events)))}
             written.append(self._store.write(key, view_copy, row, entry))
         if written:
-            await self._doorbell.ring(written[-1])
+            self._doorbell.ring(written[-1])
         return written
 
     async def remove(self, key: str) -> str:
         stream_id = self._store.write(key, None, None, {"key": key, "op": "remove", "view": None,
                                                           "row": None, "events": []})
-        await self._doorbell.ring(stream_id)
+        self._doorbell.ring(stream_id)
         return stream_id
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:

@@ -131,3 +131,25 @@ def test_fleet_rows_tolerate_missing_fields() -> None:
     row = fleet_row({"cluster": "c", "namespace": "n", "name": "r"})
     assert row["key"] == "c/n/r"
     assert row["labels"] == {}
+
+
+def test_a_bus_used_again_from_a_new_event_loop_still_rings() -> None:
+    layer = InMemoryChannelLayer()
+    bus = MemoryBus(prefix=f"mem-{uuid.uuid4().hex}", channel_layer=layer)
+
+    async def join() -> str:
+        channel = await layer.new_channel()
+        await layer.group_add(bus.doorbell_group, channel)
+        return channel
+
+    async def publish_and_hear(channel: str) -> tuple[str, list[str]]:
+        stream_id = await bus.publish(view("b"), [])
+        heard = [(await asyncio.wait_for(layer.receive(channel), 1))["stream_id"]]
+        while heard[-1] != stream_id:
+            heard.append((await asyncio.wait_for(layer.receive(channel), 1))["stream_id"])
+        return stream_id, heard
+
+    channel = asyncio.run(join())
+    asyncio.run(bus.publish(view("a"), []))  # as from async_to_sync: the loop may end before it rings
+    stream_id, heard = asyncio.run(publish_and_hear(channel))
+    assert heard[-1] == stream_id
