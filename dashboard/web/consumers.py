@@ -16,13 +16,13 @@ Protocol (JSON text frames):
   ``{"type": "update", "streamId": id, "view": view, "page": page, "events": [...]}``.
 - ``{"type": "ping"}`` every ~20 s so proxies keep the connection; the client needs not answer.
 
-The process's stream follower (``dashboard.web.follower``) reads each new range of the bus stream once and
-puts the entries in every subscribed connection's mailbox; the channel layer's doorbell only wakes the
-follower (sockets join no channel-layer group). A mailbox keeps the latest state per rollout, so a slow
-browser costs nothing but its own staleness; a fleet page is sent at most one update per
-``FLEET_FRAME_SECONDS`` (what arrived meanwhile goes in the next), so a busy fleet costs each socket a
-bounded number of frames; a resume from an id older than the follower's buffer reads its gap from the bus,
-and an id that fell off the stream's end gets a fresh snapshot.
+The process's stream follower (``dashboard.web.follower``) reads each new range of the bus stream once;
+fleet pages read its shared log from their own place, rollout pages get their rollout's entries in a
+mailbox; the channel layer's doorbell only wakes the follower (sockets join no channel-layer group). A
+page takes the latest state per rollout, so a slow browser costs nothing but its own staleness; a fleet
+page is sent at most one update per ``FLEET_FRAME_SECONDS`` (what arrived meanwhile goes in the next). A
+fleet page that fell behind the log, or a resume from an id older than it, reads its gap from the bus;
+an id that fell off the stream's end gets a fresh snapshot.
 """
 
 from __future__ import annotations
