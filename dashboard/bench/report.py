@@ -329,6 +329,10 @@ def write_json(result: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(result, indent=2, default=str))
 
 
+def _mark(target: dict[str, Any]) -> str:
+    return "met" if target["met"] else "not measured" if target["value"] is None else "missed"
+
+
 def summary_lines(result: dict[str, Any]) -> list[str]:
     e2e, bus = result["end_to_end"]["ms"], result["end_to_end"]["write_to_bus_ms"]
     page = result["fleet_page"]
@@ -377,7 +381,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             f"largest publish gap {so.get('largest_publish_gap_s')}s"
         )
     for target in result["targets"]:
-        mark = "met" if target["met"] else "MISSED"
+        mark = _mark(target).replace("missed", "MISSED")
         scale = "" if target["at_target_scale"] else " (not at the target's scale)"
         lines.append(f"target {target['name']} {target['target']}: {target['value']} — {mark}{scale}")
     return lines
@@ -421,8 +425,8 @@ def write_html(result: dict[str, Any], path: Path) -> None:
 
     rows = "".join(
         f"<tr><td>{html.escape(t['name'])}</td><td>{html.escape(str(t['target']))}</td>"
-        f"<td>{html.escape(str(t['value']))}</td><td class={'met' if t['met'] else 'missed'}>"
-        f"{'met' if t['met'] else 'missed'}</td><td>{'yes' if t['at_target_scale'] else 'no'}</td></tr>"
+        f"<td>{html.escape(str(t['value']))}</td><td class={_mark(t).replace(' ', '-')}>"
+        f"{_mark(t)}</td><td>{'yes' if t['at_target_scale'] else 'no'}</td></tr>"
         for t in result["targets"]
     )
     summary = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
