@@ -15,17 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dashboard.web.fleet import ARGOCD_HEALTH_ICONS
 from dashboard.web.timefmt import clock
 
-# Argo CD's health words → icons, shown beside the rollout's own phase (health.lua's vocabulary).
-ARGOCD_ICONS = {
-    "Healthy": "healthy",
-    "Progressing": "progressing",
-    "Suspended": "paused",
-    "Degraded": "degraded",
-    "Missing": "warning",
-    "Unknown": "unknown",
-}
 PIPELINE_ICONS = {
     "success": "healthy",
     "running": "progressing",
@@ -205,7 +197,7 @@ def sync_node(sync: Mapping[str, Any]) -> dict[str, Any]:
         "kind": "Argo CD sync",
         "title": str(sync.get("app") or sync.get("application") or "Application"),
         "lines": lines,
-        "status": ARGOCD_ICONS.get(health, "unknown"),
+        "status": ARGOCD_HEALTH_ICONS.get(health, "unknown"),
         "hint": str(sync.get("application") or ""),
     }
     renders = renders_of_commit(sync)

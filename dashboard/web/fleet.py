@@ -38,7 +38,8 @@ STATUS_ICONS = {
 # The progressive-delivery controller behind a row: (label shown, icon name in the page's sprite).
 CONTROLLERS = {"argo-rollouts": ("Argo Rollouts", "argo"), "flagger": ("Flagger", "flagger")}
 DEFAULT_CONTROLLER = "argo-rollouts"
-GITOPS_ICONS = {
+# Argo CD health words (health.lua's vocabulary) → icon names, wherever they are shown beside a phase.
+ARGOCD_HEALTH_ICONS = {
     "Healthy": "healthy",
     "Progressing": "progressing",
     "Suspended": "paused",
@@ -121,7 +122,7 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "controllerLabel": CONTROLLERS.get(controller, (controller, ""))[0],
         # "What the sync engine says" beside the rollout's own status; "" when no Application manages it.
         "gitops": f"{health} · {row.get('gitopsSync')}" if health and row.get("gitopsSync") else health,
-        "gitopsIcon": GITOPS_ICONS.get(health, "unknown") if health else "",
+        "gitopsIcon": ARGOCD_HEALTH_ICONS.get(health, "unknown") if health else "",
         "status": row.get("status") or "Unknown",
         "icon": status_icon(row.get("status")),
         "reason": reason_text(row),

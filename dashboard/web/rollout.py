@@ -14,22 +14,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dashboard.web.evidence import present_evidence
-from dashboard.web.fleet import reason_text, rollout_path, status_icon
+from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
 from dashboard.web.timefmt import age_since, clock, parse_time
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
 
-# Argo CD maps a Rollout's phase to its own health vocabulary (health.lua); shown beside the phase.
-ARGOCD_ICONS = {
-    "Healthy": "healthy",
-    "Progressing": "progressing",
-    "Suspended": "paused",
-    "Degraded": "degraded",
-    "Missing": "warning",
-    "Unknown": "unknown",
-}
 
 
 def present_rollout(
@@ -94,7 +85,7 @@ def header(
         "argocd": {
             "observed": bool(health),
             "health": health or "not observed",
-            "icon": ARGOCD_ICONS.get(str(health), "unknown"),
+            "icon": ARGOCD_HEALTH_ICONS.get(str(health), "unknown"),
             "sync": gitops.get("sync") or "",
             "app": gitops.get("app") or gitops.get("application") or "",
             "source": source,
