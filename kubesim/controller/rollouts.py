@@ -508,6 +508,11 @@ class RolloutController:
             self.enqueue("rollout", (ns, ro_name), 0.0)
         if not promoted and not sync.aborted:
             self._background_analysis(sync, new_rs, stable_hash, canary, index)
+        if sync.aborted and steps:
+            # syncRolloutStatusCanary: an aborted update goes back to step 0, or to the end of the steps
+            # when the stable ReplicaSet is the current one.
+            index = len(steps) if status.get("stableRS") == new_hash else 0
+            status["currentStepIndex"] = index
 
         # Desired replica counts and weight.
         weight = 100 if status.get("promoteFull") else current_set_weight(canary, index, sync.aborted)
