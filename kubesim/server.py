@@ -28,9 +28,10 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubesim import openapi
 from kubesim.faults import FaultError, Faults
 from kubesim.kubeconfig import self_signed_certificate, server_ssl_context
-from kubesim.resources import RESOURCES, Column, ResourceType, json_path_get, lookup
+from kubesim.resources import CRD_KEY, RESOURCES, Column, ResourceType, json_path_get, lookup
 from kubesim.store import (
     BadRequest,
     FieldRequirement,
@@ -317,6 +318,8 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.hub = WatchHub(store)
         self.address = "127.0.0.1:0"
+        self._openapi_cache: dict[str, bytes] = {}
+        self._openapi_key: tuple[Any, ...] = ()
 
     # ---- entry point -------------------------------------------------------------------------------------
 
@@ -391,6 +394,8 @@ class ApiServer:
             )
         if path == "/apis":
             return json_response(self._group_list())
+        if path == "/openapi/v2" or path.startswith("/openapi/v3"):
+            return self._openapi(request, path)
         parts = path.strip("/").split("/")
         if parts[0] == "api" and len(parts) >= 2:
             group, version, rest = "", parts[1], parts[2:]
@@ -406,6 +411,49 @@ class ApiServer:
         return await self._resource(request, target, user, groups)
 
     # ---- discovery ---------------------------------------------------------------------------------------
+
+    def _openapi_inputs(self) -> tuple[list[ResourceType], dict[str, Obj], tuple[Any, ...]]:
+        served = self.store.served()
+        crds = {o["metadata"]["name"]: o for o in self.store.objects(CRD_KEY)}
+        key = tuple(sorted((n, o["metadata"]["resourceVersion"]) for n, o in crds.items()))
+        return served, crds, key
+
+    def _openapi(self, request: web.Request, path: str) -> web.Response:
+        """OpenAPI documents as JSON; v2 only when the client accepts JSON (kubectl asks for protobuf and
+        then falls back to v3, which it prefers anyway)."""
+        served, crds, key = self._openapi_inputs()
+        if self._openapi_key != key:
+            self._openapi_cache.clear()
+            self._openapi_key = key
+        if path == "/openapi/v2":
+            accept = request.headers.get("Accept", "")
+            if accept and not any(t in accept for t in ("json", "*/*")):
+                raise HTTPStatusError(
+                    406, "NotAcceptable", "only the following media types are accepted: application/json"
+                )
+            document = self._openapi_cache.get(path)
+            if document is None:
+                document = self._openapi_cache[path] = dumps(openapi.v2_document(served, crds))
+            return web.Response(body=document, content_type="application/json")
+        if path == "/openapi/v3":
+            document = self._openapi_cache.get(path)
+            if document is None:
+                document = self._openapi_cache[path] = dumps(openapi.v3_root(served, crds))
+            return web.Response(body=document, content_type="application/json")
+        gv = path.removeprefix("/openapi/v3/")
+        document = self._openapi_cache.get(path)
+        if document is None:
+            found = openapi.v3_document(served, crds, gv)
+            if found is None:
+                raise NotFound("the server could not find the requested resource")
+            document = self._openapi_cache[path] = dumps(found)
+        return web.Response(
+            body=document,
+            content_type="application/json",
+            headers={
+                "Cache-Control": "public, immutable" if request.query.get("hash") else "no-cache, private"
+            },
+        )
 
     def _groups(self) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
