@@ -28,6 +28,7 @@ from dashboard.domain.analysis_eval import (
 )
 from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import ANALYSIS_RUNS, ROLLOUTS_MANAGER, Cache, Enqueue, Key, Obj
+from kubesim.controller.events import Recorder
 from kubesim.metrics import MetricProvider
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
@@ -102,6 +103,10 @@ def metric_phase(metric: Obj, result: Obj, terminating: bool) -> str:
     return "Successful" if terminating else "Running"
 
 
+def _event_type(phase: str) -> str:
+    return "Warning" if phase in ("Failed", "Error") else "Normal"
+
+
 def is_worse(current: str, new: str) -> bool:
     return _WORSE_ORDER.index(new) > _WORSE_ORDER.index(current)
 
@@ -115,6 +120,7 @@ class AnalysisController:
         self.clock = clock
         self.provider = provider
         self.enqueue = enqueue
+        self.events = Recorder(store, clock)
         # Exact finish times (status timestamps have one-second precision, too coarse at high speed).
         self._finished: dict[tuple[str, str], datetime] = {}
 
@@ -128,8 +134,23 @@ class AnalysisController:
         status, next_in = self.compute(run)
         if status != old_status:
             self.store.patch(ANALYSIS_RUNS, key[0], key[1], {"status": status}, manager=ROLLOUTS_MANAGER)
+            self._completion_events(run, old_status, status)
         if next_in is not None and status.get("phase") not in COMPLETED:
             self.enqueue("analysisrun", key, max(next_in, 0.0))
+
+    def _completion_events(self, run: Obj, old: Obj, new: Obj) -> None:
+        """analysis.go: "Metric '<name>' Completed. Result: <phase>" per metric, then
+        ``recordAnalysisRunCompletionEvent``; Failed and Error are Warnings."""
+        before = {r.get("name"): r.get("phase") for r in old.get("metricResults") or []}
+        for result in new.get("metricResults") or []:
+            phase = result.get("phase")
+            if phase in COMPLETED and before.get(result.get("name")) != phase:
+                message = f"Metric '{result.get('name')}' Completed. Result: {phase}"
+                self.events.record(run, _event_type(str(phase)), f"Metric{phase}", message)
+        phase = new.get("phase")
+        if phase in COMPLETED and old.get("phase") != phase:
+            message = f"Analysis Completed. Result: {phase}"
+            self.events.record(run, _event_type(str(phase)), f"AnalysisRun{phase}", message)
 
     def _last_finished(self, run: Obj, name: str, measurement: Obj) -> datetime | None:
         exact = self._finished.get((run["metadata"]["uid"], name))

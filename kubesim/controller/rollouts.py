@@ -47,6 +47,19 @@ from kubesim.controller.common import (
     prune_empty,
     step_hash,
 )
+from kubesim.controller.events import (
+    COMPLETED as COMPLETED_EVENT,
+)
+from kubesim.controller.events import (
+    NEW_REPLICA_SET,
+    PAUSED,
+    RESUMED,
+    ROLLOUT_UPDATED,
+    SCALING,
+    STEP_COMPLETED,
+    Recorder,
+    step_string,
+)
 from kubesim.controller.status import (
     AVAILABLE_MESSAGE,
     HEALTHY_MESSAGE,
@@ -139,6 +152,8 @@ class RolloutController:
         self.cache = cache
         self.clock = clock
         self.enqueue = enqueue
+        self.events = Recorder(store, clock)
+        self._ro: Obj = {}  # the rollout being reconciled: the object its events are about
 
     # ---- entry point ------------------------------------------------------------------------------------
 
@@ -147,6 +162,7 @@ class RolloutController:
         if ro is None or ro["metadata"].get("deletionTimestamp"):
             return
         sync = _Sync(ro, self.clock.now())
+        self._ro = ro
         strategy = sync.spec.get("strategy") or {}
         if strategy.get("canary") is None and strategy.get("blueGreen") is None:
             self._invalid(
@@ -241,6 +257,8 @@ class RolloutController:
             "status": {"replicas": 0},
         }
         created: Obj = self.store.create(REPLICA_SETS, rs, manager=ROLLOUTS_MANAGER)
+        reason, message = NEW_REPLICA_SET
+        self.events.normal(ro, reason, message.format(name=created["metadata"]["name"], revision=revision))
         self._set_rollout_revision(ro, revision)
         return created
 
@@ -254,6 +272,8 @@ class RolloutController:
                 manager=ROLLOUTS_MANAGER,
             )
             ro.setdefault("metadata", {}).setdefault("annotations", {})[REVISION_ANNOTATION] = str(revision)
+            reason, message = ROLLOUT_UPDATED
+            self.events.normal(ro, reason, message.format(revision=revision))
 
     def _scale(
         self,
@@ -279,11 +299,22 @@ class RolloutController:
         if wanted:
             patch["metadata"] = {"annotations": wanted}
         if patch:
+            old = int((rs.get("spec") or {}).get("replicas") or 0)
             updated = self.store.patch(
                 REPLICA_SETS, meta["namespace"], meta["name"], patch, manager=ROLLOUTS_MANAGER
             )
             rs.clear()
             rs.update(updated)
+            if "spec" in patch and self._ro:
+                reason, message = SCALING
+                text = message.format(
+                    operation="up" if replicas > old else "down",
+                    name=meta["name"],
+                    revision=revision_of(rs),
+                    old=old,
+                    new=replicas,
+                )
+                self.events.normal(self._ro, reason, text)
 
     def _scale_down_later(self, sync: _Sync, rs: Obj, delay: float, replicas: int) -> None:
         """Keep ``rs`` up until its ``scale-down-deadline``, then scale it to zero (delay 0: never)."""
@@ -426,12 +457,24 @@ class RolloutController:
         if run is None:
             return True
         rs_status = self._run_status(run)
+        self._analysis_event(sync, current, run, kind)
         bg_status[key] = rs_status
         if rs_status["status"] in ("Failed", "Error"):
             sync.abort(
                 f"Blue/green {when}-promotion analysis phase error/failed: " + rs_status.get("message", "")
             )
         return bool(rs_status["status"] == "Successful")
+
+    def _analysis_event(self, sync: _Sync, previous: Obj, run: Obj, run_type: str) -> None:
+        """``emitAnalysisRunStatusChanges``: the run got its first phase, or the same run changed phase."""
+        phase = (run.get("status") or {}).get("phase")
+        name = run["metadata"]["name"]
+        if not phase or (previous and (previous.get("name") != name or previous.get("status") == phase)):
+            return
+        before = previous.get("status") if previous else "NoPreviousStatus"
+        message = f"{run_type} Analysis Run '{name}' Status New: '{phase}' Previous: '{before}'"
+        event_type = "Warning" if phase in ("Failed", "Error") else "Normal"
+        self.events.record(sync.ro, event_type, f"AnalysisRun{phase}", message)
 
     @staticmethod
     def _run_status(run: Obj) -> Obj:
@@ -503,6 +546,9 @@ class RolloutController:
         ):
             index += 1
             status["currentStepIndex"] = index
+            reason, message = STEP_COMPLETED
+            text = message.format(index=index, count=len(steps), step=step_string(steps[index - 1]))
+            self.events.normal(sync.ro, reason, text)
             canary_status.pop("currentStepAnalysisRunStatus", None)
             sync.remove_pause.add("CanaryPauseStep")
             self.enqueue("rollout", (ns, ro_name), 0.0)
@@ -640,6 +686,7 @@ class RolloutController:
             if run is None:
                 return False
             run_status = self._run_status(run)
+            self._analysis_event(sync, current, run, "Step")
             status.setdefault("canary", {})["currentStepAnalysisRunStatus"] = run_status
             phase = run_status["status"]
             if phase == "Successful":
@@ -690,6 +737,7 @@ class RolloutController:
         if run is None:
             return
         run_status = self._run_status(run)
+        self._analysis_event(sync, current, run, "Background")
         canary_status["currentBackgroundAnalysisRunStatus"] = run_status
         if run_status["status"] in ("Failed", "Error"):
             sync.abort(
@@ -895,7 +943,8 @@ class RolloutController:
             message = f"Rollout aborted update to revision {revision}"
             if sync.abort_message:
                 message += f": {sync.abort_message}"
-            set_condition(status, new_condition("Progressing", "False", "RolloutAborted", message, now))
+            if set_condition(status, new_condition("Progressing", "False", "RolloutAborted", message, now)):
+                self.events.warning(ro, "RolloutAborted", message)
         elif reason == "RolloutAborted":
             set_condition(status, new_condition("Progressing", "Unknown", "RolloutRetry", RETRY_MESSAGE, now))
         elif paused and reason != "RolloutPaused":
@@ -996,6 +1045,7 @@ class RolloutController:
     def _persist(self, sync: _Sync, new_rs: Obj) -> None:
         self._pause_status(sync)
         self._conditions(sync, new_rs)
+        self._state_change_events(sync, new_rs)
         status = sync.status
         generation = int(sync.ro["metadata"].get("generation", 1))
         status["observedGeneration"] = str(generation)
@@ -1026,6 +1076,33 @@ class RolloutController:
             )
         if sync.requeue is not None:
             self.enqueue("rollout", (meta["namespace"], meta["name"]), sync.requeue)
+
+    def _state_change_events(self, sync: _Sync, new_rs: Obj) -> None:
+        """``sendStateChangeEvents`` (paused / resumed) and ``promoteStable``'s RolloutCompleted."""
+        old, status, ro = sync.ro.get("status") or {}, sync.status, sync.ro
+        was_paused, paused = bool(old.get("pauseConditions")), bool(status.get("pauseConditions"))
+        if was_paused != paused:
+            if paused:
+                reason, message = PAUSED
+                self.events.normal(ro, reason, message.format(reason=status["pauseConditions"][0]["reason"]))
+            elif not status.get("abortedAt"):
+                self.events.normal(ro, *RESUMED)
+        stable = status.get("stableRS")
+        if stable and stable != old.get("stableRS") and stable == status.get("currentPodHash"):
+            strategy = sync.spec.get("strategy") or {}
+            steps = (strategy.get("canary") or {}).get("steps") or []
+            if not old.get("stableRS"):
+                why = "Initial deploy"
+            elif old.get("promoteFull"):
+                why = "Full promotion requested"
+            elif strategy.get("blueGreen") is not None:
+                why = "Completed blue-green update"
+            else:
+                why = f"Completed all {len(steps)} canary steps"
+            reason, message = COMPLETED_EVENT
+            self.events.normal(
+                ro, reason, message.format(revision=revision_of(new_rs), hash=stable, reason=why)
+            )
 
     def _invalid(self, sync: _Sync, message: str) -> None:
         status = sync.status
