@@ -39,6 +39,7 @@ from kubesim.controller.common import (
     Key,
     Obj,
 )
+from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
 from kubesim.flagger import FlaggerController
@@ -123,6 +124,7 @@ class Simulation:
         )
         self.gitops = GitOps(store, self.cache, self.clock, self.enqueue, random.Random(seed + 2))
         self.flagger = FlaggerController(store, self.clock, self.enqueue, self.provider)
+        self.jobs = JobController(store, self.clock, self.enqueue, random.Random(seed + 3))
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
             "replicaset": self.replicasets.reconcile,
@@ -135,6 +137,8 @@ class Simulation:
             "canary": self.flagger.tick,
             "canary-change": self.flagger.change,
             "deployment-ready": self.flagger.make_ready,
+            "job": self.jobs.reconcile,
+            "job-added": self.jobs.added,
         }
         for resource in self.cache.resources:
             items, _ = store.list(resource)
@@ -178,6 +182,8 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
+        elif resource == JOBS and event_type == "ADDED":
+            queue[("job-added", key)] = None
         if self._wake is not None:
             self._wake.set()
 

@@ -10,8 +10,9 @@ A failed, inconclusive or errored metric (or ``spec.terminate``) makes the run s
 AnalysisRuns have no status subresource, so status is written through the main resource.
 
 Argument templating and condition evaluation live in ``dashboard.domain.analysis_eval`` (shared with the
-dashboard's dry run). Non-goals: dry-run metrics, measurement retention settings, job/web providers (every
-provider is answered by the pluggable ``MetricProvider``).
+dashboard's dry run). A ``job`` metric runs a batch/v1 Job (``kubesim.controller.jobs``): its measurement
+stays Running until the Job completes or fails. Every other provider is answered by the pluggable
+``MetricProvider``. Non-goals: dry-run metrics, measurement retention settings, the web provider.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from dashboard.domain.analysis_eval import (
 from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import ANALYSIS_RUNS, ROLLOUTS_MANAGER, Cache, Enqueue, Key, Obj
 from kubesim.controller.events import Recorder
+from kubesim.controller.jobs import is_job_metric, resume_job, start_job
 from kubesim.metrics import MetricProvider
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
+RESUME_SECONDS = 1.0  # how soon a Running Job measurement is looked at again
 _WORSE_ORDER = ["Successful", "Running", "Pending", "Inconclusive", "Error", "Failed"]
 ERROR_RETRY_SECONDS = 10.0
 MEASUREMENT_HISTORY_LIMIT = 10
@@ -186,6 +189,18 @@ class AnalysisController:
             if result is not None and result.get("phase") in COMPLETED:
                 continue
             measurements = (result or {}).get("measurements") or []
+            if result is not None and measurements and measurements[-1].get("phase") == "Running":
+                # A Job measurement in flight: Resume (or Terminate) it before anything else.
+                wait = self._resume(run, result, stamp, terminating)
+                if wait is not None:
+                    next_in = _sooner(next_in, wait)
+                    continue
+                self._finished[(run["metadata"]["uid"], name)] = now
+                measurements = result["measurements"]
+                count = effective_count(metric)
+                if not terminating and (count is None or result.get("count", 0) < count):
+                    next_in = _sooner(next_in, parse_duration(metric.get("interval")) or ERROR_RETRY_SECONDS)
+                continue
             due = False
             if terminating:
                 due = False
@@ -219,7 +234,9 @@ class AnalysisController:
                 self._measure(run, metric, result, stamp)
                 self._finished[(run["metadata"]["uid"], name)] = now
                 count = effective_count(metric)
-                if count is None or result.get("count", 0) < count:
+                if result["measurements"][-1]["phase"] == "Running":
+                    next_in = _sooner(next_in, RESUME_SECONDS)
+                elif count is None or result.get("count", 0) < count:
                     interval = (
                         ERROR_RETRY_SECONDS
                         if result["measurements"][-1]["phase"] == "Error"
@@ -238,7 +255,29 @@ class AnalysisController:
                 status["completedAt"] = stamp
         return status, next_in
 
+    def _resume(self, run: Obj, result: Obj, stamp: str, terminating: bool) -> float | None:
+        """The Job provider's Resume / Terminate of the last (Running) measurement: seconds until the next
+        look while it still runs, None once it finished."""
+        last = result["measurements"][-1]
+        if terminating:  # Terminate: the Job is left to its owner's garbage collection here
+            updated = {**last, "phase": "Inconclusive", "finishedAt": stamp}
+        else:
+            updated = resume_job(self.store, run, last, stamp)
+        result["measurements"][-1] = updated
+        if updated.get("phase") == "Running":
+            return RESUME_SECONDS
+        if not terminating:
+            self._tally(result, str(updated["phase"]))
+        return None
+
     def _measure(self, run: Obj, metric: Obj, result: Obj, stamp: str) -> None:
+        if is_job_metric(metric):
+            started = start_job(self.store, run, metric, result, stamp)
+            if started["phase"] == "Error":
+                self._tally(result, "Error")
+            measurements = [*(result.get("measurements") or []), started]
+            result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
+            return
         index = int(result.get("count", 0)) + int(result.get("error", 0))
         measured = self.provider.measure(run, metric, index)
         measurement: Obj = {"phase": "Error", "startedAt": stamp, "finishedAt": stamp}
@@ -254,7 +293,13 @@ class AnalysisController:
                 )
             except ExpressionError as error:
                 measurement["message"] = str(error)
-        phase = measurement["phase"]
+        self._tally(result, str(measurement["phase"]))
+        measurements = [*(result.get("measurements") or []), measurement]
+        result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
+
+    @staticmethod
+    def _tally(result: Obj, phase: str) -> None:
+        """The metric result's counters for one finished measurement."""
         key = {"Successful": "successful", "Failed": "failed", "Inconclusive": "inconclusive"}.get(phase)
         if key:
             result[key] = result.get(key, 0) + 1
@@ -268,8 +313,6 @@ class AnalysisController:
             result["error"] = result.get("error", 0) + 1
             result["consecutiveError"] = result.get("consecutiveError", 0) + 1
             result.pop("consecutiveSuccess", None)
-        measurements = [*(result.get("measurements") or []), measurement]
-        result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
 
     def _assess(
         self, status: Obj, metrics: list[Obj], terminating: bool, terminate_requested: bool

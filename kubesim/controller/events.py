@@ -15,6 +15,7 @@ from typing import Any
 
 from kubesim.clock import Clock, rfc3339
 from kubesim.controller.common import Obj
+from kubesim.store import NotFound
 
 EVENTS = "events"
 COMPONENT = "rollouts-controller"
@@ -135,7 +136,7 @@ class Recorder:
     def _get(self, namespace: str, name: str) -> Obj | None:
         try:
             found: Obj = self.store.get(EVENTS, namespace, name)
-        except Exception:  # NotFound: the event was deleted (TTL, a user): start a new one
+        except NotFound:  # the event was deleted (TTL, a user): start a new one
             return None
         return found
 

@@ -26,6 +26,7 @@ from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import (
     ANALYSIS_RUNS,
     ANALYSIS_TEMPLATES,
+    CLUSTER_ANALYSIS_TEMPLATES,
     DESIRED_REPLICAS_ANNOTATION,
     HASH_LABEL,
     MANAGED_BY_ANNOTATION,
@@ -77,6 +78,7 @@ from kubesim.controller.status import (
     replicas_of,
     set_condition,
 )
+from kubesim.store import NotFound
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
 DEFAULT_SCALE_DOWN_DELAY = 30.0
@@ -386,7 +388,7 @@ class RolloutController:
         metrics: list[Obj] = []
         template_args: list[Obj] = []
         for ref in analysis.get("templates") or []:
-            template = self.cache.get(ANALYSIS_TEMPLATES, ns, str(ref.get("templateName", "")))
+            template = self._template(ns, str(ref.get("templateName", "")), bool(ref.get("clusterScope")))
             if template is None:
                 continue
             metrics.extend(copy.deepcopy((template.get("spec") or {}).get("metrics") or []))
@@ -425,6 +427,17 @@ class RolloutController:
             }
         created: Obj = self.store.create(ANALYSIS_RUNS, run, manager=ROLLOUTS_MANAGER)
         return created
+
+    def _template(self, ns: str, name: str, cluster_scope: bool) -> Obj | None:
+        """An AnalysisTemplate of the namespace, or with ``clusterScope`` a ClusterAnalysisTemplate."""
+        if not cluster_scope:
+            found: Obj | None = self.cache.get(ANALYSIS_TEMPLATES, ns, name)
+            return found
+        try:
+            cluster: Obj = self.store.get(CLUSTER_ANALYSIS_TEMPLATES, None, name)
+        except NotFound:
+            return None
+        return cluster
 
     def _terminate_runs(self, sync: _Sync, keep: set[str]) -> None:
         """Stop running AnalysisRuns that no longer matter (``cancelAnalysisRuns``)."""
