@@ -28,6 +28,7 @@ from kubesim.controller.common import (
     ANALYSIS_TEMPLATES,
     CLUSTER_ANALYSIS_TEMPLATES,
     DESIRED_REPLICAS_ANNOTATION,
+    EXPERIMENTS,
     HASH_LABEL,
     MANAGED_BY_ANNOTATION,
     PODS,
@@ -61,6 +62,7 @@ from kubesim.controller.events import (
     Recorder,
     step_string,
 )
+from kubesim.controller.experiments import experiment_for_step
 from kubesim.controller.status import (
     AVAILABLE_MESSAGE,
     HEALTHY_MESSAGE,
@@ -567,6 +569,15 @@ class RolloutController:
             self.enqueue("rollout", (ns, ro_name), 0.0)
         if not promoted and not sync.aborted:
             self._background_analysis(sync, new_rs, stable_hash, canary, index)
+        on_experiment = (
+            not promoted
+            and not sync.aborted
+            and not status.get("promoteFull")
+            and index < len(steps)
+            and steps[index].get("experiment") is not None
+        )
+        if any(s.get("experiment") is not None for s in steps):
+            self._cancel_experiments(sync, canary_status.get("currentExperiment") if on_experiment else None)
         if sync.aborted and steps:
             # syncRolloutStatusCanary: an aborted update goes back to step 0, or to the end of the steps
             # when the stable ReplicaSet is the current one.
@@ -717,8 +728,80 @@ class RolloutController:
                 if sync.pause_condition("InconclusiveAnalysisRun") is None:
                     sync.add_pause.append("InconclusiveAnalysisRun")
             return False
-        # experiment, setCanaryScale, header/mirror routes and plugins: not simulated, complete at once.
+        if step.get("experiment") is not None:
+            return self._experiment_step(sync, new_rs, stable_hash, step["experiment"], index)
+        # setCanaryScale, header/mirror routes and plugins: not simulated, complete at once.
         return True
+
+    def _experiment_step(
+        self, sync: _Sync, new_rs: Obj, stable_hash: str | None, step: Obj, index: int
+    ) -> bool:
+        """``reconcileExperiments`` for the current experiment step; True once its Experiment succeeded."""
+        ro = sync.ro
+        ns = ro["metadata"]["namespace"]
+        canary_status = sync.status.setdefault("canary", {})
+        stable_rs = next(
+            (
+                rs
+                for rs in self.cache.children(ro["metadata"]["uid"], REPLICA_SETS)
+                if rs["metadata"]["labels"].get(HASH_LABEL) == stable_hash
+            ),
+            None,
+        )
+        if stable_rs is None:
+            return False  # an Experiment is only created once the stable ReplicaSet exists
+        wanted = experiment_for_step(ro, step, new_rs, stable_rs, index)
+        name = str(canary_status.get("currentExperiment") or wanted["metadata"]["name"])
+        current = self._get(EXPERIMENTS, ns, name)
+        if current is None:
+            current = self.store.create(EXPERIMENTS, wanted, manager=ROLLOUTS_MANAGER)
+            self.events.normal(ro, "ExperimentCreated", f"Created Experiment '{current['metadata']['name']}'")
+        phase = (current.get("status") or {}).get("phase")
+        if phase == "Successful":
+            canary_status.pop("currentExperiment", None)
+            return True
+        if phase in ("Failed", "Error"):
+            message = "Experiment analysis phase is error/failed"
+            if (current.get("status") or {}).get("message"):
+                message += ": " + str(current["status"]["message"])
+            sync.abort(message)
+        elif phase == "Inconclusive":
+            if sync.pause_condition("InconclusiveExperiment") is None:
+                sync.add_pause.append("InconclusiveExperiment")
+        else:
+            canary_status["currentExperiment"] = current["metadata"]["name"]
+        return False
+
+    def _cancel_experiments(self, sync: _Sync, keep: str | None) -> None:
+        """``cancelExperiments``: terminate the rollout's running Experiments other than ``keep``."""
+        ro = sync.ro
+        items, _ = self.store.list(EXPERIMENTS, ro["metadata"]["namespace"])
+        for ex in items:
+            meta = ex["metadata"]
+            owned = any(
+                r.get("controller") and r.get("uid") == ro["metadata"]["uid"]
+                for r in meta.get("ownerReferences") or []
+            )
+            if not owned or meta["name"] == keep or (ex.get("spec") or {}).get("terminate"):
+                continue
+            if (ex.get("status") or {}).get("phase") in COMPLETED:
+                continue
+            self.store.patch(
+                EXPERIMENTS,
+                meta["namespace"],
+                meta["name"],
+                {"spec": {"terminate": True}},
+                manager=ROLLOUTS_MANAGER,
+            )
+        if keep is None:
+            sync.status.get("canary", {}).pop("currentExperiment", None)
+
+    def _get(self, resource: str, namespace: str, name: str) -> Obj | None:
+        try:
+            found: Obj = self.store.get(resource, namespace, name)
+        except NotFound:
+            return None
+        return found
 
     def _pause_done(self, sync: _Sync, reason: str, duration: float | None) -> bool:
         """The pause handshake of ``reconcileCanaryPause`` / ``CompletedCanaryPauseStep``."""
