@@ -255,8 +255,8 @@ class ExperimentController:
                 )
         elif not current.get("analysisRun"):
             if not terminating:
-                run = self._create_run(ex, analysis)
-                current["phase"], current["analysisRun"] = "Pending", run["metadata"]["name"]
+                created = self._create_run(ex, analysis)
+                current["phase"], current["analysisRun"] = "Pending", created["metadata"]["name"]
         elif current.get("phase") not in DONE:
             run = self._get(ANALYSIS_RUNS, meta["namespace"], str(current["analysisRun"]))
             if run is None:
