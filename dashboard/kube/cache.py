@@ -271,6 +271,8 @@ class ClusterCache:
         problem = object_problem(kind, obj)
         if problem:
             raise MalformedObject(problem)
+        if kind == EVENT and _event_subject(obj, ROLLOUT) is not None:
+            kind = ROLLOUT_EVENT  # a recording replays Rollout Events under their API kind, Event
         uid = uid_of(obj)
         old = self.objects[kind].get(uid)
         affected = self._rollouts_of(uid, kind) if old is not None else set()

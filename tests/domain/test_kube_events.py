@@ -124,3 +124,27 @@ def test_the_timeline_shows_each_new_event_once_and_each_repeat() -> None:
     )
     again = [e for e in timeline_events(view(*later), view(*repeated), at=AT) if e["kind"] == KUBE_EVENT]
     assert [e["dedupe"] for e in again] == ["b#2"]
+
+
+def test_the_cache_files_rollout_events_under_their_rollout_whichever_kind_they_arrive_as() -> None:
+    from dashboard.kube.cache import ClusterCache
+
+    cache = ClusterCache()
+    rollout = {**ROLLOUT, "apiVersion": "argoproj.io/v1alpha1", "spec": {}, "status": {}}
+    cache.apply("Rollout", "ADDED", rollout)
+    watched = {**event("a", "RolloutUpdated", "Rollout updated to revision 2", at="2026-12-01T10:00:00Z")}
+    watched["metadata"] = {**watched["metadata"], "uid": "e-1"}
+    replayed = {
+        **event("b", "RolloutPaused", "Rollout is paused (CanaryPauseStep)", at="2026-12-01T10:00:01Z")
+    }
+    replayed["metadata"] = {**replayed["metadata"], "uid": "e-2"}
+    assert cache.apply("RolloutEvent", "ADDED", watched) == {"u-1"}
+    assert cache.apply("Event", "ADDED", replayed) == {"u-1"}  # a recording names the API kind
+    inputs = cache.inputs("u-1")
+    assert inputs is not None
+    assert [e["reason"] for e in inputs.view(now=AT, cluster="c")["events"]] == [
+        "RolloutUpdated",
+        "RolloutPaused",
+    ]
+    cache.apply("RolloutEvent", "DELETED", watched)
+    assert [e["metadata"]["name"] for e in cache.inputs("u-1").events] == ["b"]  # type: ignore[union-attr]
