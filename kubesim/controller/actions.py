@@ -110,7 +110,9 @@ def promote(
     if skip_current_step:
         if canary is None or not steps:
             raise ActionError("Skip current step is not supported for this rollout")
-        status_patch = {"status": {"currentStepIndex": next_index}}
+        # getPatches' skipCurrentStep: the step index only, never a spec patch (a manual pause stays).
+        _status_patch(store, ns, name, {"status": {"currentStepIndex": next_index}}, user)
+        return
     elif full:
         if status.get("currentPodHash") != status.get("stableRS"):
             status_patch = {"status": {"promoteFull": True}}
