@@ -28,12 +28,13 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kubesim import openapi
+from kubesim import openapi, protobuf, validation
 from kubesim.faults import FaultError, Faults
 from kubesim.kubeconfig import self_signed_certificate, server_ssl_context
 from kubesim.resources import CRD_KEY, RESOURCES, Column, ResourceType, json_path_get, lookup
 from kubesim.store import (
     BadRequest,
+    Check,
     FieldRequirement,
     Gone,
     MethodNotAllowed,
@@ -43,6 +44,7 @@ from kubesim.store import (
     Store,
     StoreError,
     fields_match,
+    invalid,
     labels_match,
     parse_field_selector,
     parse_label_selector,
@@ -320,6 +322,8 @@ class ApiServer:
         self.address = "127.0.0.1:0"
         self._openapi_cache: dict[str, bytes] = {}
         self._openapi_key: tuple[Any, ...] = ()
+        self._schemas: dict[str, tuple[Obj, dict[str, Obj]]] = {}
+        self._schema_key: tuple[Any, ...] = ()
 
     # ---- entry point -------------------------------------------------------------------------------------
 
@@ -579,6 +583,7 @@ class ApiServer:
                 if not isinstance(body, dict):
                     raise BadRequest(f"the body of the request is not a valid {rt.kind} object")
                 self._check_identity(rt, body, target)
+                check, warnings = self._checker(request, rt)
                 obj = self.store.create(
                     rt.key,
                     self._with_namespace(body, target),
@@ -586,8 +591,10 @@ class ApiServer:
                     user=user,
                     groups=groups,
                     drop_status=True,
+                    implicit_namespace=False,
+                    check=check,
                 )
-                return json_response(obj, 201)
+                return _warned(json_response(obj, 201), warnings)
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         if method == "GET":
             obj = self.store.get_raw(rt.key, target.namespace, target.name)
@@ -615,6 +622,7 @@ class ApiServer:
                 )
             if target.subresource != "scale":
                 self._check_identity(rt, body, target)
+            check, warnings = self._checker(request, rt) if target.subresource != "scale" else (None, [])
             obj = self.store.replace(
                 rt.key,
                 self._with_namespace(body, target),
@@ -623,10 +631,13 @@ class ApiServer:
                 user=user,
                 groups=groups,
                 require_version=rt.custom and target.subresource is None,
+                check=check,
             )
-            return json_response(obj)
+            return _warned(json_response(obj), warnings)
         if method == "PATCH":
             content_type = request.content_type
+            if content_type == "application/apply-patch+yaml":
+                return await self._apply(request, target, user, groups)
             patch_type = PATCH_TYPES.get(content_type)
             if patch_type is None or (patch_type == "strategic" and rt.custom):
                 accepted = (
@@ -641,6 +652,7 @@ class ApiServer:
                     f"include: {accepted}",
                 )
             body = await self._body(request)
+            check, warnings = self._checker(request, rt) if target.subresource != "scale" else (None, [])
             obj = self.store.patch(
                 rt.key,
                 target.namespace,
@@ -651,8 +663,9 @@ class ApiServer:
                 manager=manager,
                 user=user,
                 groups=groups,
+                check=check,
             )
-            return json_response(obj)
+            return _warned(json_response(obj), warnings)
         if method == "DELETE":
             if target.subresource:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -685,12 +698,114 @@ class ApiServer:
         raw = await request.read()
         if not raw:
             raise BadRequest("the request has no body")
+        if request.content_type == protobuf.CONTENT_TYPE:
+            try:
+                return protobuf.decode(raw)
+            except protobuf.ProtobufError as error:
+                raise HTTPStatusError(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format - accepted media types include: "
+                    f"application/json, application/yaml ({error})",
+                ) from None
+        if request.content_type not in ("application/json", "application/yaml", "") and not any(
+            t in request.content_type for t in ("json", "yaml")
+        ):
+            raise HTTPStatusError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json, application/yaml",
+            )
         try:
             if "yaml" in request.content_type:
                 return yaml.safe_load(raw)
             return json.loads(raw)
         except (ValueError, yaml.YAMLError) as error:
             raise BadRequest(f"the body of the request could not be decoded: {error}") from None
+
+    async def _apply(
+        self, request: web.Request, target: Request, user: str, groups: list[str]
+    ) -> web.Response:
+        """Server-side apply (`application/apply-patch+yaml`)."""
+        rt = target.rt
+        assert target.name is not None
+        manager = request.query.get("fieldManager", "")
+        if not manager:
+            raise invalid(
+                rt,
+                target.name,
+                [
+                    validation.FieldError(
+                        "fieldManager", "Required value: is required for apply patch", "FieldValueRequired"
+                    )
+                ],
+            )
+        force = request.query.get("force") in ("true", "1")
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise BadRequest(f"the body of the request is not a valid {rt.kind} object")
+        if not body.get("apiVersion") or not body.get("kind"):
+            raise BadRequest("apiVersion and kind must be set in an applied configuration")
+        self._check_identity(rt, body, target)
+        check, warnings = self._checker(request, rt)
+        existed = self.store.try_get(rt.key, target.namespace, target.name) is not None
+        obj = self.store.apply(
+            rt.key,
+            target.namespace,
+            target.name,
+            body,
+            manager=manager,
+            force=force,
+            subresource=target.subresource,
+            user=user,
+            groups=groups,
+            implicit_namespace=False,
+            check=check,
+        )
+        return _warned(json_response(obj, 200 if existed else 201), warnings)
+
+    def _schema(self, rt: ResourceType) -> tuple[Obj, dict[str, Obj]]:
+        """`rt`'s OpenAPI v3 schema and the components it refers to (cached with the OpenAPI documents)."""
+        _, crds, key = self._openapi_inputs()
+        if self._schema_key != key:
+            self._schemas.clear()
+            self._schema_key = key
+        found = self._schemas.get(rt.key)
+        if found is None:
+            components = openapi.components_for([rt], crds)
+            found = self._schemas[rt.key] = (
+                components.get(openapi.kind_definition(rt, crds), {}),
+                components,
+            )
+        return found
+
+    def _checker(self, request: web.Request, rt: ResourceType) -> tuple[Check | None, list[str]]:
+        """What a real server checks of a written object: its schema (422 for wrong types, as for custom
+        resources) and, per `fieldValidation` (Ignore, Warn — the default —, Strict), unknown fields."""
+        mode = request.query.get("fieldValidation", "Warn")
+        if mode not in ("Ignore", "Warn", "Strict"):
+            raise BadRequest(
+                f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", "Strict", "Warn"'
+            )
+        warnings: list[str] = []
+        schema, components = self._schema(rt)
+        if not schema:
+            return None, warnings
+
+        def check(obj: Obj) -> None:
+            body = {k: v for k, v in obj.items() if k != "status"} if rt.status_subresource else obj
+            errors, unknown = validation.schema_errors(body, schema, components)
+            unknown = [u for u in unknown if not u.startswith("metadata.managedFields")]
+            if unknown and mode == "Strict":
+                listed = ", ".join(f'unknown field "{u}"' for u in unknown)
+                raise BadRequest(f"strict decoding error: {listed}")
+            if unknown and mode == "Warn":
+                warnings.extend(f'unknown field "{u}"' for u in unknown)
+            if errors:
+                raise invalid(rt, str(obj.get("metadata", {}).get("name", "")), errors)
+
+        return check, warnings
 
     def _check_identity(self, rt: ResourceType, body: Obj, target: Request) -> None:
         if body.get("kind") not in (None, "", rt.kind) or body.get("apiVersion") not in (
@@ -940,6 +1055,13 @@ class ApiServer:
                 raise BadRequest(f"fault {name!r}: {error}") from None
             return json_response({"fault": name, "result": result, "state": self.faults.state()})
         raise NotFound("the server could not find the requested resource")
+
+
+def _warned(response: web.Response, warnings: list[str]) -> web.Response:
+    """Warnings as real servers send them: one `Warning: 299 - "text"` header each."""
+    for text in warnings:
+        response.headers.add("Warning", f'299 - "{text}"')
+    return response
 
 
 def _wants_table(request: web.Request) -> bool:
