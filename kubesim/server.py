@@ -708,9 +708,8 @@ class ApiServer:
                     f"the body of the request was in an unknown format - accepted media types include: "
                     f"application/json, application/yaml ({error})",
                 ) from None
-        if request.content_type not in ("application/json", "application/yaml", "") and not any(
-            t in request.content_type for t in ("json", "yaml")
-        ):
+        # No Content-Type at all is read as JSON, like a real server (its first supported type).
+        if "Content-Type" in request.headers and not any(t in request.content_type for t in ("json", "yaml")):
             raise HTTPStatusError(
                 415,
                 "UnsupportedMediaType",

@@ -60,6 +60,8 @@ class Api:
 @pytest.fixture
 async def api() -> AsyncIterator[Api]:
     store = Store(seed=1)
+    for ns in ("shop", "other"):  # the namespaces these tests write into exist, as on a real cluster
+        store.create("namespaces", {"metadata": {"name": ns}})
     faults = Faults(store)
     server = await start_server(store, token=TOKEN, faults=faults, bookmark_interval=0.3, tls=False)
     async with aiohttp.ClientSession() as http:
