@@ -835,52 +835,46 @@ class ApiServer:
         }
 
     def _list(self, request: web.Request, target: Request) -> web.Response:
+        """A list, paginated like etcd-backed servers: every page of a `continue` chain is served from the
+        snapshot at the first page's resourceVersion (410 Expired once the history no longer reaches it)."""
         q = request.query
         rt = target.rt
         rv = q.get("resourceVersion", "")
+        at: int | None = None
         if rv not in ("", "0"):
             wanted = _parse_rv(rv)
-            exact = q.get("resourceVersionMatch") == "Exact"
-            if exact and wanted < self.store.oldest_resource_version:
-                raise Gone(f"too old resource version: {wanted} ({self.store.oldest_resource_version + 1})")
             if wanted > self.store.resource_version:
                 raise HTTPStatusError(
                     504,
                     "Timeout",
                     f"Too large resource version: {wanted}, current: {self.store.resource_version}",
                 )
-        items, list_rv = self.store.list_raw(
-            rt.key,
-            target.namespace,
-            label_selector=q.get("labelSelector"),
-            field_selector=q.get("fieldSelector"),
-        )
+            if q.get("resourceVersionMatch") == "Exact":
+                at = wanted
+        after: str | None = None
+        if q.get("continue"):
+            at, after = _decode_continue(q["continue"])
+        selectors = {"label_selector": q.get("labelSelector"), "field_selector": q.get("fieldSelector")}
+        if at is None:
+            items, list_rv = self.store.list_raw(rt.key, target.namespace, **selectors)
+        else:
+            try:
+                items = self.store.list_at(rt.key, at, target.namespace, **selectors)
+            except Gone:
+                if q.get("continue"):
+                    raise ContinueExpired(_encode_continue(-1, after or "")) from None
+                raise
+            list_rv = at
         meta: Obj = {"resourceVersion": str(list_rv)}
         limit = _parse_int("limit", q.get("limit"))
+        scoped = rt.namespaced and not target.namespace
         start = 0
-        if q.get("continue"):
-            try:
-                token = json.loads(base64.urlsafe_b64decode(q["continue"].encode()))
-                after = (token["ns"], token["name"])
-                meta["resourceVersion"] = str(token["rv"])
-            except (ValueError, KeyError, TypeError):
-                raise BadRequest(
-                    "continue key is not valid: incorrect encoded start resourceVersion "
-                    "(version meta.k8s.io/v1)"
-                ) from None
-            while start < len(items) and _sort_key(items[start]) <= after:
+        if after is not None:
+            while start < len(items) and _start_key(items[start], scoped) <= after:
                 start += 1
         if limit and limit > 0 and start + limit < len(items):
-            last = items[start + limit - 1]["metadata"]
-            meta["continue"] = base64.urlsafe_b64encode(
-                dumps(
-                    {
-                        "rv": int(meta["resourceVersion"]),
-                        "ns": last.get("namespace", ""),
-                        "name": last["name"],
-                    }
-                )
-            ).decode()
+            last = items[start + limit - 1]
+            meta["continue"] = _encode_continue(list_rv, _start_key(last, scoped))
             meta["remainingItemCount"] = len(items) - start - limit
             items = items[start : start + limit]
         else:
@@ -1067,8 +1061,54 @@ def _wants_table(request: web.Request) -> bool:
     return "as=Table" in request.headers.get("Accept", "")
 
 
-def _sort_key(obj: Obj) -> tuple[str, str]:
-    return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+def _start_key(obj: Obj, with_namespace: bool) -> str:
+    """The etcd key of `obj` below the list's prefix, as continue tokens carry it."""
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}" if with_namespace else meta["name"]
+
+
+def _encode_continue(rv: int, key: str) -> str:
+    # The real token: base64 of {"v":"meta.k8s.io/v1","rv":…,"start":"<key>\u0000"} (start after <key>).
+    token = {"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"}
+    return base64.urlsafe_b64encode(dumps(token)).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError
+        rv, start = int(data["rv"]), str(data["start"])
+        if rv <= 0:
+            raise ValueError
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise BadRequest(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None
+    return rv, start.removesuffix("\x00")
+
+
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
+    "the results. Continuing with the provided token results in an inconsistent list - objects that were "
+    "created, modified, or deleted between the time the first chunk was returned and now may show up in the "
+    "list."
+)
+
+
+class ContinueExpired(Gone):
+    """410 for a continue token older than the history, with an inconsistent-continue token, like etcd."""
+
+    def __init__(self, inconsistent: str) -> None:
+        super().__init__(CONTINUE_EXPIRED)
+        self.inconsistent = inconsistent
+
+    def status(self) -> Obj:
+        body = super().status()
+        body["metadata"] = {"continue": self.inconsistent}
+        return body
 
 
 def _parse_int(name: str, value: str | None) -> int | None:
