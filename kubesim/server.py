@@ -1053,7 +1053,8 @@ class ApiServer:
 def _warned(response: web.Response, warnings: list[str]) -> web.Response:
     """Warnings as real servers send them: one `Warning: 299 - "text"` header each."""
     for text in warnings:
-        response.headers.add("Warning", f'299 - "{text}"')
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
     return response
 
 
