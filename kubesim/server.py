@@ -583,7 +583,7 @@ class ApiServer:
                 if not isinstance(body, dict):
                     raise BadRequest(f"the body of the request is not a valid {rt.kind} object")
                 self._check_identity(rt, body, target)
-                check, warnings = self._checker(request, rt)
+                check, warnings = self._checker(request, rt, body)
                 obj = self.store.create(
                     rt.key,
                     self._with_namespace(body, target),
@@ -622,7 +622,9 @@ class ApiServer:
                 )
             if target.subresource != "scale":
                 self._check_identity(rt, body, target)
-            check, warnings = self._checker(request, rt) if target.subresource != "scale" else (None, [])
+            check, warnings = (
+                self._checker(request, rt, body) if target.subresource != "scale" else (None, [])
+            )
             obj = self.store.replace(
                 rt.key,
                 self._with_namespace(body, target),
@@ -652,7 +654,11 @@ class ApiServer:
                     f"include: {accepted}",
                 )
             body = await self._body(request)
-            check, warnings = self._checker(request, rt) if target.subresource != "scale" else (None, [])
+            # Unknown fields are looked for in what the client sent (a JSON patch's result has only those).
+            sent = None if patch_type == "json" else body
+            check, warnings = (
+                self._checker(request, rt, sent) if target.subresource != "scale" else (None, [])
+            )
             obj = self.store.patch(
                 rt.key,
                 target.namespace,
@@ -747,7 +753,7 @@ class ApiServer:
         if not body.get("apiVersion") or not body.get("kind"):
             raise BadRequest("apiVersion and kind must be set in an applied configuration")
         self._check_identity(rt, body, target)
-        check, warnings = self._checker(request, rt)
+        check, warnings = self._checker(request, rt, body)
         existed = self.store.try_get(rt.key, target.namespace, target.name) is not None
         obj = self.store.apply(
             rt.key,
@@ -779,9 +785,10 @@ class ApiServer:
             )
         return found
 
-    def _checker(self, request: web.Request, rt: ResourceType) -> tuple[Check | None, list[str]]:
+    def _checker(self, request: web.Request, rt: ResourceType, sent: Any) -> tuple[Check | None, list[str]]:
         """What a real server checks of a written object: its schema (422 for wrong types, as for custom
-        resources) and, per `fieldValidation` (Ignore, Warn — the default —, Strict), unknown fields."""
+        resources) and, per `fieldValidation` (Ignore, Warn — the default —, Strict), unknown fields in what
+        the client `sent` (None: in the resulting object)."""
         mode = request.query.get("fieldValidation", "Warn")
         if mode not in ("Ignore", "Warn", "Strict"):
             raise BadRequest(
@@ -792,10 +799,20 @@ class ApiServer:
         if not schema:
             return None, warnings
 
+        def without_status(value: Any) -> Any:
+            if rt.status_subresource and isinstance(value, dict):
+                return {k: v for k, v in value.items() if k != "status"}
+            return value
+
         def check(obj: Obj) -> None:
-            body = {k: v for k, v in obj.items() if k != "status"} if rt.status_subresource else obj
-            errors, unknown = validation.schema_errors(body, schema, components)
-            unknown = [u for u in unknown if not u.startswith("metadata.managedFields")]
+            errors, unknown = validation.schema_errors(without_status(obj), schema, components)
+            if sent is not None:
+                _, unknown = validation.schema_errors(without_status(sent), schema, components)
+            unknown = [
+                u
+                for u in unknown
+                if not u.startswith("metadata.managedFields") and "$" not in u.rsplit(".", 1)[-1]
+            ]
             if unknown and mode == "Strict":
                 listed = ", ".join(f'unknown field "{u}"' for u in unknown)
                 raise BadRequest(f"strict decoding error: {listed}")

@@ -565,3 +565,12 @@ async def test_openapi_documents_are_served_as_json(api: Api) -> None:
         "GET", "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}
     )
     assert status == 406
+
+
+async def test_strict_validation_looks_only_at_what_the_client_sent(api: Api) -> None:
+    stored = {**rollout(), "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 1, "odd": 1}}
+    api.store.create("argoproj.io/rollouts", stored)  # written in-process, with a field the schema lacks
+    merge = "application/merge-patch+json"
+    path = f"{RO}/namespaces/shop/rollouts/web?fieldValidation=Strict"
+    status, patched = await api.call("PATCH", path, {"spec": {"replicas": 2}}, content_type=merge)
+    assert status == 200 and patched["spec"]["replicas"] == 2
