@@ -142,9 +142,8 @@ def remove(obj: Any, fields: FieldSet) -> Any:
             if sub is None:
                 out_list.append(item)
                 continue
-            children = {k: v for k, v in sub.items() if k != "."}
-            if children and set(children) - {f"f:{k}" for k in (_key_of(key or "") or {})}:
-                out_list.append(remove(item, children))
+            if "." not in sub:  # the item stays (someone still applies it): drop only the fields below
+                out_list.append(remove(item, sub))
         return out_list
     return obj
 

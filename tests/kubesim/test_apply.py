@@ -51,3 +51,9 @@ def test_manager_descriptions_follow_the_server() -> None:
     assert apply.describe_manager({"manager": "m", "operation": "Apply", "subresource": "status"}) == (
         '"m" with subresource "status"'
     )
+
+
+def test_remove_keeps_an_item_still_applied_and_drops_its_unapplied_fields() -> None:
+    obj = {"containers": [{"name": "a", "image": "x", "args": ["y"]}]}
+    fields = {"f:containers": {'k:{"name":"a"}': {"f:args": {}}}}
+    assert apply.remove(obj, fields) == {"containers": [{"name": "a", "image": "x"}]}

@@ -568,7 +568,8 @@ async def test_openapi_documents_are_served_as_json(api: Api) -> None:
 
 
 async def test_strict_validation_looks_only_at_what_the_client_sent(api: Api) -> None:
-    stored = {**rollout(), "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 1, "odd": 1}}
+    meta = {"name": "web", "namespace": "shop"}
+    stored = {**rollout(), "metadata": meta, "spec": {"replicas": 1, "odd": 1}}
     api.store.create("argoproj.io/rollouts", stored)  # written in-process, with a field the schema lacks
     merge = "application/merge-patch+json"
     path = f"{RO}/namespaces/shop/rollouts/web?fieldValidation=Strict"
