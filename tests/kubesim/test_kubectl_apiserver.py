@@ -113,6 +113,21 @@ def test_create_namespace_sends_protobuf_and_works(sim: KubesimHandle) -> None:
     assert got["metadata"]["managedFields"][0]["manager"] == "kubectl-create"
 
 
+def test_typed_create_commands_send_protobuf_and_work(sim: KubesimHandle) -> None:
+    kubectl(sim, "create", "namespace", "typed")
+    kubectl(sim, "create", "deployment", "web", "-n", "typed", "--image=nginx", "--replicas=2", "--port=8080")
+    kubectl(sim, "create", "service", "clusterip", "web", "-n", "typed", "--tcp=80:8080")
+    kubectl(sim, "create", "job", "once", "-n", "typed", "--image=busybox", "--", "echo", "hi")
+    deploy = json.loads(kubectl(sim, "get", "deployment", "web", "-n", "typed", "-o", "json").stdout)
+    assert deploy["spec"]["replicas"] == 2 and deploy["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert container == {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 8080}]}
+    svc = json.loads(kubectl(sim, "get", "service", "web", "-n", "typed", "-o", "json").stdout)
+    assert svc["spec"]["ports"] == [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]
+    job = json.loads(kubectl(sim, "get", "job", "once", "-n", "typed", "-o", "json").stdout)
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+
+
 def test_a_missing_namespace_is_refused(sim: KubesimHandle, shared_fixtures: Path) -> None:
     path = shared_fixtures / "argo-rollouts" / "examples" / "rollout-canary.yaml"
     result = kubectl(sim, "apply", "-n", "does-not-exist", "-f", str(path), check=False)

@@ -1,4 +1,4 @@
-"""The protobuf Namespace kubectl 1.32 sends for `kubectl create namespace`."""
+"""The protobuf bodies kubectl 1.32 sends for `kubectl create namespace|deployment|service|job`."""
 
 from __future__ import annotations
 
@@ -31,8 +31,14 @@ def test_it_decodes_a_namespace() -> None:
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {"name": "demo", "labels": {"team": "a"}},
-        "spec": {},
     }
+
+
+def test_pointer_fields_keep_zero_and_others_drop_it() -> None:
+    spec = bytes([1 << 3, 0]) + bytes([5 << 3, 0])  # replicas: 0 (a pointer), minReadySeconds: 0
+    assert protobuf.message("DeploymentSpec", spec) == {"replicas": 0}
+    port = _field(1, b"http") + bytes([3 << 3, 80]) + _field(4, bytes([1 << 3, 1]) + _field(3, b"web"))
+    assert protobuf.message("ServicePort", port) == {"name": "http", "port": 80, "targetPort": "web"}
 
 
 def test_other_kinds_and_garbage_are_refused() -> None:
