@@ -65,6 +65,17 @@ log = logging.getLogger("kubesim.simulation")
 USER_MANAGER = "kubectl-client-side-apply"
 
 
+def scenario_namespaces(scenario: Scenario) -> list[str]:
+    """Every namespace a scenario puts objects in, in order of first use."""
+    found = [(t.get("metadata") or {}).get("namespace") or "default" for t in scenario.analysis_templates]
+    found += [r.namespace for r in scenario.rollouts]
+    found += ["argocd"] if scenario.applications else []
+    found += [c.namespace for c in scenario.canaries]
+    if scenario.fleet is not None:
+        found += [f"fleet-{i:02d}" for i in range(min(scenario.fleet.namespaces, scenario.fleet.rollouts))]
+    return list(dict.fromkeys(found))
+
+
 class Simulation:
     def __init__(
         self,
@@ -283,6 +294,10 @@ class Simulation:
         self.seeded = True
         self._started_at = self.clock.now()
         for scenario in self.scenarios:
+            # A real cluster refuses objects in a namespace that does not exist: create them first.
+            for ns in scenario_namespaces(scenario):
+                if self.store.try_get("namespaces", None, ns) is None:
+                    self.store.create("namespaces", {"metadata": {"name": ns}}, manager=USER_MANAGER)
             for template in scenario.analysis_templates:
                 self.store.create(ANALYSIS_TEMPLATES, template, manager=USER_MANAGER)
             apps = {a.rollout: a for a in scenario.applications}
