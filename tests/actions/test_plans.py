@@ -256,6 +256,28 @@ TABLE: list[tuple[str, str, dict[str, Any], list[dict[str, Any]], list[dict[str,
         [row("rollout", ABORT)],
     ),
     ("retry_test.go TestRetryRolloutCmd", "retry", ABORTED, [row("status", RETRY)], [row("rollout", RETRY)]),
+    # resume (Argo CD's action): clear the pause conditions, lift the manual pause
+    (
+        "argo-cd Rollout/actions resume (has_pause_condition_rollout → no_pause_condition_rollout)",
+        "resume",
+        PAUSE_STEP,
+        [row("status", CLEAR_PAUSE)],
+        [row("rollout", UNPAUSE_AND_CLEAR)],
+    ),
+    (
+        "argo-cd Rollout/actions resume (pre_v0.6_paused_rollout → pre_v0.6_not_paused_rollout)",
+        "resume",
+        MANUAL_PAUSE,
+        [row("rollout", UNPAUSE)],
+        [],
+    ),
+    (
+        "argo-cd Rollout/actions resume (blue-green pre-promotion pause)",
+        "resume",
+        BLUE_GREEN,
+        [row("status", CLEAR_PAUSE)],
+        [row("rollout", UNPAUSE_AND_CLEAR)],
+    ),
     # pause: the rollout itself
     ("pause_test.go TestPauseCmd", "pause", RUNNING_STEP, [row("rollout", PAUSE)], []),
     ("pause_test.go TestPauseCmd (blue-green)", "pause", BLUE_GREEN, [row("rollout", PAUSE)], []),
