@@ -106,3 +106,31 @@ def test_the_jobs_of_a_run_that_is_not_the_last_child_keep_the_vertical_line(
         "└──α canary-demo-645d5dbc4c-2-0-stress-test",
         f"   └──⊞ {JOB}",
     ]
+
+
+def test_an_experiment_step_run_in_kubesim_prints_its_jobs_under_the_experiments_run(
+    shared_fixtures: Path,
+) -> None:
+    """The whole chain: kubesim's experiment step → Experiment → AnalysisRun → Jobs, printed as upstream."""
+    from dashboard.domain.render_text import render_rollout
+    from dashboard.domain.rollout_view import rollout_views
+    from tests.kubesim.test_examples_progress import deployed
+
+    sim, store, _ = deployed(shared_fixtures, "rollout-experiment-step.yaml")
+    sim.advance(30)
+    kinds = {
+        "argoproj.io/rollouts": "Rollout",
+        "apps/replicasets": "ReplicaSet",
+        "pods": "Pod",
+        "argoproj.io/analysisruns": "AnalysisRun",
+        "argoproj.io/experiments": "Experiment",
+    }
+    objects = [{**o, "kind": kind} for resource, kind in kinds.items() for o in store.list(resource)[0]]
+    (view,) = rollout_views(objects, now=sim.clock.now())
+    lines = render_rollout(view).splitlines()
+    experiment = next(i for i, line in enumerate(lines) if "Experiment" in line)
+    assert lines[experiment].startswith("│  └──Σ ")
+    run = next(i for i, line in enumerate(lines) if "AnalysisRun" in line)
+    assert lines[run].startswith("│     └──α ") and lines[run].split()[2].endswith("-random-fail")
+    job_lines = [line for line in lines[run + 1 :] if " Job " in line]
+    assert job_lines and all(line.startswith(("│        ├──⊞ ", "│        └──⊞ ")) for line in job_lines)
