@@ -3,14 +3,19 @@
 Each event is a core/v1 ``Event`` in the involved object's namespace, named ``<object>.<unix nanos in hex>``,
 with ``source.component`` ``rollouts-controller`` (utils/record/record.go) and ``count`` 1; an identical
 event (same object, type, reason and message) seen again bumps ``count`` and ``lastTimestamp`` instead,
-as the EventCorrelator does. Reasons and messages are upstream's (utils/conditions/conditions.go and the
-``recorder.Eventf`` calls of rollout/, analysis/ and experiments/).
+as the EventCorrelator does. Like the API server's ``--event-ttl`` (1h), an event not seen again for
+``TTL`` is deleted (checked as new events are recorded). Reasons and messages are upstream's
+(utils/conditions/conditions.go and the ``recorder.Eventf`` calls of rollout/, analysis/ and
+experiments/).
 
 Non-goals: rate limiting and the correlator's similar-event aggregation ("(combined from similar events)").
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections import deque
+from datetime import datetime, timedelta
 from typing import Any
 
 from kubesim.clock import Clock, rfc3339
@@ -19,6 +24,7 @@ from kubesim.store import NotFound
 
 EVENTS = "events"
 COMPONENT = "rollouts-controller"
+TTL = timedelta(hours=1)
 
 # conditions.go
 ROLLOUT_UPDATED = ("RolloutUpdated", "Rollout updated to revision {revision}")
@@ -78,6 +84,9 @@ class Recorder:
         self.clock = clock
         self.component = component
         self._seen: dict[tuple[str, ...], str] = {}
+        self._last: dict[str, datetime] = {}  # "namespace/name" → when last recorded
+        self._order: deque[str] = deque()  # keys in creation order, for expiry
+        self._key_of: dict[str, tuple[str, ...]] = {}  # "namespace/name" → its correlation key
 
     def normal(self, obj: Obj, reason: str, message: str) -> None:
         self.record(obj, "Normal", reason, message)
@@ -97,6 +106,7 @@ class Recorder:
             "resourceVersion": meta.get("resourceVersion", ""),
         }
         now = self.clock.now()
+        self._expire(now)
         stamp = rfc3339(now)
         key = (namespace, involved["kind"], involved["name"], involved["uid"], event_type, reason, message)
         existing_name = self._seen.get(key)
@@ -110,6 +120,7 @@ class Recorder:
                     {"count": int(existing.get("count") or 1) + 1, "lastTimestamp": stamp},
                     manager=self.component,
                 )
+                self._last[f"{namespace}/{existing_name}"] = now
                 return
         name = f"{involved['name']}.{int(now.timestamp() * 1e9):x}"
         while self._get(namespace, name) is not None:  # two events in the same nanosecond
@@ -132,6 +143,25 @@ class Recorder:
         }
         self.store.create(EVENTS, event, manager=self.component)
         self._seen[key] = name
+        self._last[f"{namespace}/{name}"] = now
+        self._order.append(f"{namespace}/{name}")
+        self._key_of[f"{namespace}/{name}"] = key
+
+    def _expire(self, now: datetime) -> None:
+        """Delete events last seen more than ``TTL`` ago, oldest first (a repeated one holds the line)."""
+        while self._order:
+            ref = self._order[0]
+            last = self._last.get(ref)
+            if last is not None and now - last <= TTL:
+                break
+            self._order.popleft()
+            self._last.pop(ref, None)
+            key = self._key_of.pop(ref, None)
+            if key is not None:
+                self._seen.pop(key, None)
+            namespace, name = ref.split("/", 1)
+            with contextlib.suppress(NotFound):
+                self.store.delete(EVENTS, namespace, name)
 
     def _get(self, namespace: str, name: str) -> Obj | None:
         try:

@@ -345,3 +345,30 @@ def test_random_fail_outcomes_follow_the_jobs_for_other_seeds(shared_fixtures: P
     assert (rollout(store, NS, "rollout-background-analysis")["status"].get("abort") is True) == (
         expected == "Failed"
     )
+
+
+def test_events_are_counted_when_repeated_and_expire_after_an_hour() -> None:
+    from datetime import timedelta
+
+    from kubesim.controller.events import TTL, Recorder
+
+    _, store, clock = start()
+    apply(store, [])
+    ro = store.create(
+        RESOURCES["Rollout"],
+        {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "r", "namespace": NS}},
+    )
+    recorder = Recorder(store, clock)
+    recorder.normal(ro, "RolloutResumed", "Rollout is resumed")
+    clock.set(clock.now() + timedelta(minutes=1))
+    recorder.normal(ro, "RolloutResumed", "Rollout is resumed")
+    (event,) = events_of(store, ro)
+    assert (event["count"], event["source"], event["involvedObject"]["uid"]) == (
+        2,
+        {"component": "rollouts-controller"},
+        ro["metadata"]["uid"],
+    )
+    assert event["metadata"]["name"].startswith("r.") and event["firstTimestamp"] < event["lastTimestamp"]
+    clock.set(clock.now() + TTL + timedelta(seconds=1))
+    recorder.normal(ro, "RolloutPaused", "Rollout is paused (CanaryPauseStep)")
+    assert [e["reason"] for e in events_of(store, ro)] == ["RolloutPaused"]
