@@ -22,7 +22,6 @@ SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
 
 
-
 def present_rollout(
     view: Mapping[str, Any],
     now: datetime,
@@ -31,6 +30,7 @@ def present_rollout(
 ) -> dict[str, Any]:
     """The rollout page's document; ``events`` are the rollout's recent timeline events (user actions
     included), oldest first; ``chain`` the GitOps chain when it could be read (else the view's own)."""
+    presented_findings = findings(view)
     return {
         "key": f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}",
         "header": header(view, now, events),
@@ -38,8 +38,8 @@ def present_rollout(
         "steps": steps(view, events),
         "revisions": revisions(view),
         "analysis": analysis_charts(view),
-        "findings": findings(view),
-        "actions": actions(view),
+        "findings": presented_findings,
+        "actions": actions(view, presented_findings),
         "timeline": timeline(events),
         "updatedAt": view.get("updatedAt") or "",
     }
@@ -186,6 +186,10 @@ def revisions(view: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "available": rs.get("available", 0),
                         "images": [str(i) for i in rs.get("images") or []],
                         "scaleDownDelay": rs.get("scaleDownDelay") or "",
+                        # The domain's one role rule (rs_roles): stable, canary, preview, active,
+                        # scaling-down (until scaleDownEndsAt), orphaned, old.
+                        "role": rs.get("role") or "",
+                        "scaleDownEndsAt": rs.get("scaleDownEndsAt") or None,
                         "pods": [
                             {
                                 "name": p.get("name", ""),
@@ -320,33 +324,74 @@ def findings(view: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "raw": ev["raw"],
                 "runbook": [str(line) for line in f.get("runbook") or []],
                 "action": f.get("action"),
+                "actionParams": f.get("actionParams"),
                 "since": clock(f.get("since")),
             }
         )
     return out
 
 
-# Action buttons' places; the actions issue wires them. Enabled states mirror the upstream dashboard.
-_ACTIONS = (
-    ("promote", "Promote", False),
-    ("promote-full", "Promote full", False),
-    ("pause", "Pause", False),
-    ("retry", "Retry", False),
-    ("restart", "Restart", True),
-    ("abort", "Abort", True),
-)
+PROMOTING = frozenset({"promote", "promote-full", "skip-current-step"})
 
 
-def actions(view: Mapping[str, Any]) -> dict[str, Any]:
-    fix = next((f for f in findings(view) if f["action"]), None)
+def _seen(view: Mapping[str, Any]) -> dict[str, Any]:
+    """What the POST sends back as ``seen`` (``plans.facts`` of the same rollout, read off the view)."""
     return {
-        "buttons": [
-            {"name": name, "label": label, "destructive": destructive}
-            for name, label, destructive in _ACTIONS
-        ],
-        "suggested": {"action": fix["action"], "title": fix["title"]} if fix else None,
-        "wired": False,
+        "podHash": view.get("currentPodHash") or None,
+        "stepIndex": view.get("currentStepIndex"),
+        "status": view.get("status") or "",
+        "paused": bool(view.get("paused")),
+        "aborted": bool(view.get("aborted")),
+        "resourceVersion": view.get("resourceVersion") or "",
     }
+
+
+def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The action bar: the domain's ``availableActions`` (the rules the action service enforces, computed
+    from the live objects) plus, on the promoting actions, the open critical findings they would go past
+    (then the dialog asks first and names them), and the most severe finding's runnable remedy."""
+    open_findings = list(presented if presented is not None else findings(view))
+    available = view.get("availableActions") if isinstance(view.get("availableActions"), Mapping) else {}
+    critical = [
+        {"code": f["code"], "title": f["title"], "severity": f["severity"]}
+        for f in open_findings
+        if f.get("severity") == "critical"
+    ]
+    buttons = []
+    for raw in (available or {}).get("buttons") or []:
+        button = {**raw, "warnings": [], "choices": list(raw.get("choices") or [])}
+        if button["name"] in PROMOTING and button.get("applies") and critical:
+            button["warnings"] = critical
+            names = "; ".join(w["title"] for w in critical)
+            what = button.get("summary") or button.get("label") or button["name"]
+            button["confirm"] = f"{what}. Still open: {names}. Go ahead anyway?"
+        buttons.append(button)
+    by_name = {b["name"]: b for b in buttons}
+    suggested = None
+    for f in open_findings:
+        button = by_name.get(str(f.get("action") or ""))
+        if button is not None and button.get("applies"):
+            suggested = {"action": f["action"], "title": f["title"], "params": f.get("actionParams")}
+            break
+    return {
+        "buttons": buttons,
+        "suggested": suggested,
+        "seen": dict((available or {}).get("seen") or _seen(view)),
+    }
+
+
+def with_permissions(
+    document: Mapping[str, Any], permissions: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The ``actions`` document with each button's per-user ``allowed`` and ``deniedReason`` added
+    (``permissions`` from ``data.action_permissions_sync``); a suggestion the user may not run says so."""
+    buttons = []
+    for button in document.get("buttons") or []:
+        rule = permissions.get(str(button.get("name"))) or {}
+        allowed = bool(rule.get("allowed"))
+        denied = "" if allowed else str(rule.get("deniedReason") or f"you may not {button.get('name')}")
+        buttons.append({**button, "allowed": allowed, "deniedReason": denied})
+    return {**document, "buttons": buttons}
 
 
 TIMELINE_LIMIT = 30

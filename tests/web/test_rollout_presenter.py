@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from dashboard.web.rollout import measurement_value, parse_threshold, present_rollout, timeline
 from tests.web import samples
@@ -56,8 +57,7 @@ def test_every_measurement_is_plotted_against_its_threshold() -> None:
 def test_findings_put_the_critical_one_first_and_suggest_its_action() -> None:
     page = present_rollout(samples.rerender_race(), NOW)
     assert [f["severity"] for f in page["findings"]] == ["critical", "warning"]
-    assert page["actions"]["suggested"] == {"action": "unwedge", "title": "Re-render race"}
-    assert page["actions"]["wired"] is False
+    assert page["actions"]["suggested"] is None  # the view does not say the action applies
 
 
 def test_the_timeline_is_newest_first_and_bounded() -> None:
@@ -69,3 +69,44 @@ def test_the_timeline_is_newest_first_and_bounded() -> None:
     assert len(items) == 30
     assert items[0]["title"] == "step 39"
     assert items[0]["clock"] == "10:39:00"
+
+
+def _with_buttons(view: dict[str, Any], **applies: bool) -> dict[str, Any]:
+    buttons = [
+        {"name": n, "label": n, "destructive": n == "unwedge", "applies": ok, "reason": "" if ok else "no",
+         "params": {"replicaSet": "checkout-lost"} if n == "unwedge" else None, "choices": [],
+         "confirm": "", "summary": f"{n} it", "warnings": []}
+        for n, ok in applies.items()
+    ]  # fmt: skip
+    return {**view, "availableActions": {"buttons": buttons, "seen": {"podHash": "x", "stepIndex": 0}}}
+
+
+def test_promote_past_an_open_critical_finding_asks_first_and_names_it() -> None:
+    view = _with_buttons(samples.rerender_race(), promote=True, abort=True)
+    buttons = {b["name"]: b for b in present_rollout(view, NOW)["actions"]["buttons"]}
+    assert [w["code"] for w in buttons["promote"]["warnings"]] == ["rerender-race"]
+    assert "Re-render race" in buttons["promote"]["confirm"]
+    assert buttons["abort"]["warnings"] == []
+
+
+def test_the_suggested_remedy_carries_the_findings_parameters() -> None:
+    view = _with_buttons(samples.rerender_race(), unwedge=True)
+    view["findings"][0]["actionParams"] = {"replicaSet": "checkout-lost"}
+    suggested = present_rollout(view, NOW)["actions"]["suggested"]
+    assert suggested == {
+        "action": "unwedge",
+        "title": "Re-render race",
+        "params": {"replicaSet": "checkout-lost"},
+    }
+
+
+def test_each_button_says_whether_this_user_may_run_it_and_why_not() -> None:
+    from dashboard.web.rollout import with_permissions
+
+    document = present_rollout(_with_buttons(samples.rerender_race(), unwedge=True), NOW)["actions"]
+    permitted = with_permissions(
+        document, {"unwedge": {"allowed": False, "deniedReason": "your role viewer may not unwedge"}}
+    )
+    assert permitted["buttons"][0]["allowed"] is False
+    assert permitted["buttons"][0]["deniedReason"] == "your role viewer may not unwedge"
+    assert permitted["seen"] == {"podHash": "x", "stepIndex": 0}

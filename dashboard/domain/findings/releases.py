@@ -169,6 +169,7 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
             runbook,
             since,
             action=UNWEDGE if orphan_names else None,
+            action_params={"replicaSet": orphan_names[0]} if orphan_names else None,
         )
     ]
 
