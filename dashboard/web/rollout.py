@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard.domain.attention import attention
 from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
@@ -64,6 +65,7 @@ def header(
     for finding in view.get("findings") or []:
         counts[finding.get("severity", "info")] = counts.get(finding.get("severity", "info"), 0) + 1
     phase = str(view.get("status") or "Unknown")
+    judged = attention(view)
     return {
         "cluster": view.get("cluster", ""),
         "namespace": view.get("namespace", ""),
@@ -73,6 +75,10 @@ def header(
         "icon": status_icon(phase),
         "message": str(view.get("message") or ""),
         "reason": reason_text(view),
+        # The fleet's classification of this rollout (the same function): level, most severe finding.
+        "attention": judged["attention"],
+        "attentionReason": judged["reason"],
+        "reasonCode": judged["reasonCode"],
         "strategy": view.get("strategy") or "",
         "trafficRouter": _traffic_router(view),
         "step": view.get("step") or "",
