@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from dashboard.domain import attention as attention_rules
+from dashboard.domain.status_icons import page_icon, page_tone
 from dashboard.web.timefmt import age_since, parse_time
 
 # Order of the groups on the page and in the "needs attention first" sort: the domain's attention levels.
@@ -50,7 +51,7 @@ ARGOCD_HEALTH_ICONS = {
 
 
 def status_icon(status: object) -> str:
-    return STATUS_ICONS.get(str(status), "unknown")
+    return page_icon("rollout", status)
 
 
 def _as_view(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,8 +120,10 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         # "What the sync engine says" beside the rollout's own status; "" when no Application manages it.
         "gitops": f"{health} · {row.get('gitopsSync')}" if health and row.get("gitopsSync") else health,
         "gitopsIcon": ARGOCD_HEALTH_ICONS.get(health, "unknown") if health else "",
+        "gitopsTone": page_tone("argocd", health) if health else "",
         "status": row.get("status") or "Unknown",
         "icon": status_icon(row.get("status")),
+        "tone": page_tone("rollout", row.get("status")),
         "reason": judged["reason"],
         "reasonCode": judged["reasonCode"],
         "attention": group,

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dashboard.domain.attention import attention
+from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
@@ -32,7 +33,7 @@ def present_rollout(
     """The rollout page's document; ``events`` are the rollout's recent timeline events (user actions
     included), oldest first; ``chain`` the GitOps chain when it could be read (else the view's own)."""
     presented_findings = findings(view)
-    return {
+    document = {
         "key": f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}",
         "header": header(view, now, events),
         "flow": build_flow(view, now, events, chain),
@@ -44,6 +45,8 @@ def present_rollout(
         "timeline": timeline(events),
         "updatedAt": view.get("updatedAt") or "",
     }
+    with_tones(document)  # every icon's colour from the one map (dashboard.domain.status_icons)
+    return document
 
 
 def header(
@@ -429,10 +432,19 @@ ACTION_ICONS = {"done": "healthy", "accepted": "progressing", "denied": "warning
 
 
 def event_icon(event: Mapping[str, Any]) -> str:
+    data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
     if event.get("kind") == "action":
-        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
         return ACTION_ICONS.get(str((data or {}).get("outcome")), "info")
+    if event.get("kind") == "finding.raised":  # a raised finding is drawn at its own severity
+        return page_icon("severity", (data or {}).get("severity") or "warning")
     return TIMELINE_ICONS.get(str(event.get("kind")), "info")
+
+
+def event_critical(event: Mapping[str, Any]) -> bool:
+    data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+    if event.get("kind") == "finding.raised":
+        return (data or {}).get("severity") == "critical"
+    return event.get("kind") in ("release.rerendered", "release.aborted")
 
 
 def with_actions(
@@ -458,8 +470,9 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "clock": clock(e.get("at")),
             "kind": str(e.get("kind") or ""),
             "icon": event_icon(e),
+            "tone": tone_of_icon(event_icon(e)),
             "title": str(e.get("title") or e.get("kind") or ""),
-            "critical": e.get("kind") in ("release.rerendered", "release.aborted"),
+            "critical": event_critical(e),
         }
         for e in reversed(recent)
     ]

@@ -110,3 +110,26 @@ def test_each_button_says_whether_this_user_may_run_it_and_why_not() -> None:
     assert permitted["buttons"][0]["allowed"] is False
     assert permitted["buttons"][0]["deniedReason"] == "your role viewer may not unwedge"
     assert permitted["seen"] == {"podHash": "x", "stepIndex": 0}
+
+
+def test_a_raised_finding_is_drawn_at_its_own_severity_on_the_timeline() -> None:
+    events = [
+        {
+            "kind": "finding.raised",
+            "at": "2026-11-29T10:00:00Z",
+            "title": "a",
+            "data": {"severity": "critical"},
+        },
+        {"kind": "finding.raised", "at": "2026-11-29T10:01:00Z", "title": "b", "data": {"severity": "info"}},
+    ]
+    items = timeline(events)
+    assert [(i["icon"], i["tone"], i["critical"]) for i in items] == [
+        ("info", "info", False),
+        ("critical", "critical", True),
+    ]
+
+
+def test_every_icon_on_the_page_carries_its_tone() -> None:
+    page = present_rollout(samples.aborted_canary(), NOW)
+    assert page["header"]["icon"] == "degraded"
+    assert page["header"]["tone"] == "critical"
