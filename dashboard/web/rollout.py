@@ -54,11 +54,10 @@ def header(
 ) -> dict[str, Any]:
     gitops = view.get("gitops") or view.get("argocd") or {}
     gitops = gitops if isinstance(gitops, Mapping) else {}
-    # Argo CD's health for this rollout: as its Application reports it when one is watched, otherwise
-    # what Argo CD's health rules compute from the rollout (the domain's ``argoCDHealth``).
-    computed = view.get("argoCDHealth") if isinstance(view.get("argoCDHealth"), Mapping) else {}
-    health = gitops.get("health") or (computed or {}).get("status")
-    source = "application" if gitops.get("health") else "computed" if health else ""
+    # Argo CD's health only where an Application manages the rollout, as that Application reports it: a
+    # badge computed for a rollout no Application manages would contradict the diagram's "no Application".
+    health = gitops.get("health") if gitops else None
+    source = "application" if health else ""
     images = view.get("images") or []
 
     def image_for(tag: str) -> str:

@@ -33,8 +33,19 @@ def test_argo_cd_health_and_the_rollout_phase_are_shown_side_by_side() -> None:
     assert header["argocd"]["note"] == "Suspended in Argo CD · paused by design here"
     unobserved = present_rollout(samples.healthy_canary(), NOW)["header"]["argocd"]
     assert (unobserved["observed"], unobserved["health"], unobserved["note"]) == (False, "not observed", "")
-    computed = samples.healthy_canary() | {"argoCDHealth": {"status": "Healthy", "message": ""}}
-    assert present_rollout(computed, NOW)["header"]["argocd"]["source"] == "computed"
+
+
+def test_no_argo_cd_badge_without_an_application_that_manages_the_rollout() -> None:
+    paused = samples.paused_canary() | {"argoCDHealth": {"status": "Suspended", "message": ""}}
+    paused.pop("gitops", None)
+    paused.pop("argocd", None)
+    argocd = present_rollout(paused, NOW)["header"]["argocd"]
+    assert (argocd["observed"], argocd["health"], argocd["note"], argocd["source"]) == (
+        False,
+        "not observed",
+        "",
+        "",
+    )
 
 
 def test_thresholds_and_values_are_parsed_from_analysis() -> None:
