@@ -361,16 +361,18 @@ def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | No
     open_findings = list(presented if presented is not None else findings(view))
     available = view.get("availableActions") if isinstance(view.get("availableActions"), Mapping) else {}
     critical = [
-        {"code": f["code"], "title": f["title"], "severity": f["severity"]}
+        ({"code": f["code"], "title": f["title"], "severity": f["severity"]}, f)
         for f in open_findings
         if f.get("severity") == "critical"
     ]
     buttons = []
     for raw in (available or {}).get("buttons") or []:
         button = {**raw, "warnings": [], "choices": list(raw.get("choices") or [])}
-        if button["name"] in PROMOTING and button.get("applies") and critical:
-            button["warnings"] = critical
-            names = "; ".join(w["title"] for w in critical)
+        # Findings that themselves suggest this action are its reason, not a warning against it.
+        against = [w for w, f in critical if f.get("action") != button["name"]]
+        if button["name"] in PROMOTING and button.get("applies") and against:
+            button["warnings"] = against
+            names = "; ".join(w["title"] for w in against)
             what = button.get("summary") or button.get("label") or button["name"]
             button["confirm"] = f"{what}. Still open: {names}. Go ahead anyway?"
         buttons.append(button)

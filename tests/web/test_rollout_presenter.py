@@ -144,3 +144,29 @@ def test_every_icon_on_the_page_carries_its_tone() -> None:
     page = present_rollout(samples.aborted_canary(), NOW)
     assert page["header"]["icon"] == "degraded"
     assert page["header"]["tone"] == "critical"
+
+
+def test_in_the_rerender_race_the_sync_node_and_the_finding_tell_one_story() -> None:
+    from tests.domain.findings.kubesim_runs import run
+    from tests.web.scenario_views import scenario_view
+
+    result = run("rerender-race", 300)
+    view = scenario_view(result, "web", "frontend")
+    page = present_rollout(view, result.now())
+    sync = next(n for n in page["flow"]["nodes"] if n["id"] == "sync")
+    finding = next(f for f in page["findings"] if f["code"] == "rerender-race")
+    commit = view["gitops"]["revision"][:7]
+    assert sync["marker"]["text"] == "2 renders of this commit"
+    assert finding["tiles"][0]["label"] == f"Renders of {commit}"
+    assert finding["tiles"][0]["value"].startswith("2 ×")
+    assert [s["text"].split(" · ")[0] for s in finding["syncs"]] == [
+        f"render 1 of {commit}",
+        f"render 2 of {commit}",
+    ]
+    assert "new commit" not in " ".join(s["text"] for s in finding["syncs"])
+    # What to do now, runnable from the page, and what fixes it for good.
+    assert (finding["action"], finding["actionParams"]) == ("promote", {})
+    assert "Now:" in finding["explanation"] and "For good:" in finding["explanation"]
+    assert page["actions"]["suggested"]["action"] == "promote"
+    promote = next(b for b in page["actions"]["buttons"] if b["name"] == "promote")
+    assert promote["applies"] and promote["warnings"] == []
