@@ -347,14 +347,33 @@ def build_flow(
         observed=bool(analysis),
         status=_analysis_icon(analysis["status"]) if analysis else "",
     )
+    provider_down = any(f.get("code") == "metrics-provider-error" for f in view.get("findings") or ())
+    erroring = bool(analysis and analysis["erroring"]) or provider_down
     if analysis:
         nodes["analysis"]["lines"] = [{"text": analysis["summary"], "cls": "muted"}]
         if analysis["status"] in ("Failed", "Error"):
             nodes["analysis"]["alert"] = "critical"
+        elif erroring and analysis["status"] in ("Running", "Pending"):
+            # Flag it at the first errored measurement, not when the run gives up 4 errors later.
+            nodes["analysis"].update(alert="critical", status="critical")
+            nodes["analysis"]["lines"].append({"text": "measurements erroring", "cls": "critical"})
     provider = analysis.get("provider") if analysis else None
     nodes["metrics"] = _node(
         "metrics", "Metrics", WORK_X, 0, WORK_W, 78, str(provider or NOT_OBSERVED), observed=bool(provider)
     )
+    if not provider:
+        nodes["metrics"]["lines"] = [
+            {
+                "text": "no analysis is running" if not analysis else "the analysis names no provider",
+                "cls": "muted",
+            }
+        ]
+    elif erroring:
+        nodes["metrics"].update(alert="critical", status="critical")
+        message = (analysis or {}).get("errorMessage") or "the provider is not answering"
+        nodes["metrics"]["lines"] = [{"text": str(message), "cls": "critical"}]
+    else:
+        nodes["metrics"]["status"] = "healthy"
 
     rollout = _node(
         "rollout",
@@ -596,9 +615,14 @@ def _current_analysis(view: Mapping[str, Any]) -> dict[str, Any] | None:
             counts = ", ".join(
                 f"{run.get(k)} {k}" for k in ("successful", "failed", "inconclusive", "error") if run.get(k)
             )
+            metrics = [m for m in run.get("metrics") or [] if isinstance(m, Mapping)]
+            latest = [(m.get("measurements") or [None])[-1] for m in metrics]
+            errored = [m for m in latest if isinstance(m, Mapping) and m.get("phase") == "Error"]
             return {
                 "name": str(run.get("name", "")),
                 "status": str(run.get("status", "")),
+                "erroring": bool(errored) or any((m.get("consecutiveError") or 0) > 0 for m in metrics),
+                "errorMessage": next((str(m.get("message")) for m in errored if m.get("message")), ""),
                 "summary": f"{run.get('status', '?')} · rev {rev.get('revision')}"
                 + (f" · {counts}" if counts else ""),
                 "provider": run.get("provider")

@@ -158,7 +158,9 @@ def steps(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> 
     items = []
     for i, step in enumerate(raw):
         kind, text = describe_step(step if isinstance(step, Mapping) else {})
-        state = "done" if i < current else "current" if i == current else "pending"
+        # An aborted update is not running any step: the one it stopped at is "aborted", never "now".
+        now_state = "aborted" if view.get("aborted") else "current"
+        state = "done" if i < current else now_state if i == current else "pending"
         items.append({"index": i, "kind": kind, "text": text, "state": state})
     change = hash_change(view, events)
     note = ""

@@ -162,3 +162,22 @@ def test_after_a_successful_release_the_old_stable_is_scaling_down_not_orphaned(
         assert "orphaned" not in roles, result.now()
         roles_seen |= roles
     assert "scaling-down" in roles_seen
+
+
+def test_with_metrics_down_the_analysis_and_metrics_nodes_are_flagged_at_the_first_error() -> None:
+    from tests.domain.findings.kubesim_runs import run
+    from tests.web.scenario_views import scenario_view
+
+    result = run("metrics-provider-down", 15)
+    view = scenario_view(result, "shop", "catalog")
+    run_view = view["revisions"][0]["analysisRuns"][0]
+    assert run_view["status"] == "Running"  # the run itself has not given up yet
+    nodes = {n["id"]: n for n in build_flow(view, result.now())["nodes"]}
+    assert (nodes["analysis"]["alert"], nodes["analysis"]["status"]) == ("critical", "critical")
+    assert (nodes["metrics"]["alert"], nodes["metrics"]["status"]) == ("critical", "critical")
+
+
+def test_the_metrics_node_names_no_provider_when_no_analysis_runs() -> None:
+    nodes = {n["id"]: n for n in build_flow(samples.healthy_canary(), NOW)["nodes"]}
+    assert nodes["metrics"]["title"] == NOT_OBSERVED
+    assert not nodes["metrics"]["alert"]

@@ -170,3 +170,9 @@ def test_in_the_rerender_race_the_sync_node_and_the_finding_tell_one_story() -> 
     assert page["actions"]["suggested"]["action"] == "promote"
     promote = next(b for b in page["actions"]["buttons"] if b["name"] == "promote")
     assert promote["applies"] and promote["warnings"] == []
+
+
+def test_an_aborted_rollouts_step_is_aborted_not_now() -> None:
+    items = present_rollout(samples.aborted_canary(), NOW)["steps"]["items"]
+    assert "current" not in [i["state"] for i in items]
+    assert "aborted" in [i["state"] for i in items]
