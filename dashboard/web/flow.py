@@ -447,9 +447,13 @@ def build_flow(
         workloads.append(node)
     for i, rs in enumerate(with_role(view, "scaling-down")[:2]):
         node = _workload(f"scaling{i}", "Scaling down", rs, str(rs.get("hash") or ""), view, "")
-        ends = parse_time(rs.get("scaleDownEndsAt"))
+        end_time = parse_time(rs.get("scaleDownEndsAt"))
         node.update(dashed=True, faded=True, role="scaling-down", scaleDownEndsAt=rs.get("scaleDownEndsAt"))
-        left = f"scaled down in {short_age((ends - now).total_seconds())}" if ends and ends > now else ""
+        left = (
+            f"scaled down in {short_age((end_time - now).total_seconds())}"
+            if end_time and end_time > now
+            else ""
+        )
         node["lines"].append(
             {"text": f"rev {rs.get('revision', '?')} · " + (left or "scaling down now"), "cls": "muted"}
         )
