@@ -197,6 +197,48 @@ def failed_checks(view: Mapping[str, Any]) -> int:
     return int(view.get("failedChecks") or 0)
 
 
+# The Canary's action bar: the gate answers that apply now (Flagger asks through its gates; an answer to a
+# gate nobody asks for changes nothing), in the rollout page's ``actions`` shape.
+_CANARY_BUTTONS = (("promote", "Promote"), ("pause", "Hold traffic"), ("abort", "Roll back"))
+
+
+def canary_action_bar(view: Mapping[str, Any]) -> dict[str, Any]:
+    open_gates = [g for g in gates(view) if g["action"]]
+    phase = str(view.get("phase") or "")
+    critical = [
+        {"code": str(f.get("code")), "title": str(f.get("title")), "severity": "critical"}
+        for f in view.get("findings") or ()
+        if isinstance(f, Mapping) and f.get("severity") == "critical"
+    ]
+    buttons = []
+    for name, label in _CANARY_BUTTONS:
+        gate = next((g for g in open_gates if g["action"] == name), None)
+        words = PHASE_WORDS.get(phase, phase or "unknown")
+        button: dict[str, Any] = {
+            "name": name,
+            "label": gate["actionLabel"] if gate else label,
+            "destructive": name == "abort",
+            "applies": gate is not None,
+            "reason": "" if gate else f"no Flagger gate is waiting for this answer (the canary is {words})",
+            "params": None,
+            "choices": [],
+            "confirm": "",
+            "summary": f"Answer Flagger's {gate['type']} gate: {gate['actionLabel']}" if gate else "",
+            "warnings": critical if gate and name == "promote" else [],
+        }
+        if gate and name == "abort":
+            button["confirm"] = "Roll the canary back: Flagger routes all traffic to the primary"
+        if button["warnings"]:
+            titles = "; ".join(w["title"] for w in critical)
+            button["confirm"] = f"{button['summary']}. Still open: {titles}. Go ahead anyway?"
+        buttons.append(button)
+    return {
+        "buttons": buttons,
+        "suggested": None,
+        "seen": {"status": view.get("status") or "", "phase": phase},
+    }
+
+
 def checks(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         {
@@ -388,6 +430,7 @@ def present_canary(
         "checks": checks(view),
         "events": events(view),
         "findings": findings(view),
+        "actions": canary_action_bar(view),
         "timeline": timeline(recorded),
         "updatedAt": view.get("updatedAt") or "",
     }

@@ -121,3 +121,15 @@ def test_the_fleet_row_shows_argo_cds_words_beside_the_rollouts() -> None:
     )
     assert (row["status"], row["gitops"], row["gitopsIcon"]) == ("Paused", "Suspended · Synced", "paused")
     assert fleet_row({"name": "x"}, NOW)["gitops"] == ""
+
+
+def test_a_canary_waiting_for_promotion_offers_promote_in_the_rollout_pages_actions_shape() -> None:
+    from dashboard.domain.flagger import canary_view
+    from tests.flagger.test_simulation import Run
+
+    run = Run("flagger-waiting-approval")
+    canary = run.until(120, "backend")
+    view = canary_view(canary, events=run.events(), now=run.clock.now()).to_dict()
+    buttons = {b["name"]: b for b in present_canary(view, run.clock.now())["actions"]["buttons"]}
+    assert buttons["promote"]["applies"] and buttons["promote"]["reason"] == ""
+    assert not buttons["pause"]["applies"] and "no Flagger gate" in buttons["pause"]["reason"]
