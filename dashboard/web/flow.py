@@ -433,8 +433,11 @@ def build_flow(
             top["lines"] = [{"text": "update aborted · stable serving", "cls": "muted"}]
             fit_node(top)
         bottom = _workload("stable", "Stable", stable_rs, stable_hash, view, "stable")
-    top["role"] = "preview" if strategy == "BlueGreen" else "canary"
-    bottom["role"] = "active" if strategy == "BlueGreen" else "stable"
+    # A slot's role only when a ReplicaSet is drawn in it ("no release in flight" draws none).
+    if top.get("observed"):
+        top["role"] = "preview" if strategy == "BlueGreen" else "canary"
+    if bottom.get("observed"):
+        bottom["role"] = "active" if strategy == "BlueGreen" else "stable"
     nodes["canary"], nodes["stable"] = top, bottom
     workloads = [top, bottom]
     for i, rs in enumerate(orphans(view)[:2]):

@@ -138,7 +138,7 @@ def _workloads(scenario: str, seconds: float, namespace: str, name: str) -> dict
 
     view = scenario_view(run(scenario, seconds), namespace, name)
     flow = build_flow(view, datetime.now(UTC))
-    return {n["id"]: n for n in flow["nodes"] if n.get("role")}
+    return {n["id"]: n for n in flow["nodes"]}
 
 
 def test_the_orphaned_canary_is_drawn_apart_and_the_canary_node_says_aborted() -> None:
@@ -147,6 +147,7 @@ def test_the_orphaned_canary_is_drawn_apart_and_the_canary_node_says_aborted() -
     assert nodes["orphan0"]["dashed"] and nodes["orphan0"]["faded"] and nodes["orphan0"]["apart"]
     assert nodes["canary"]["title"] != nodes["orphan0"]["title"]
     assert "aborted" in nodes["canary"]["lines"][0]["text"]
+    assert "role" not in nodes["canary"]  # no ReplicaSet is the canary any more
 
 
 def test_after_a_successful_release_the_old_stable_is_scaling_down_not_orphaned() -> None:
