@@ -368,12 +368,17 @@ def build_flow(
                 "cls": "muted",
             }
         ]
-    elif erroring:
-        nodes["metrics"].update(alert="critical", status="critical")
-        message = (analysis or {}).get("errorMessage") or "the provider is not answering"
-        nodes["metrics"]["lines"] = [{"text": str(message), "cls": "critical"}]
     else:
-        nodes["metrics"]["status"] = "healthy"
+        # What the analysis queries, as its template names it (not a guess of which backend is there).
+        address = str((analysis or {}).get("address") or "")
+        where = address.split("://", 1)[-1].rstrip("/") if address else "address not in the template"
+        nodes["metrics"]["lines"] = [{"text": where, "cls": "muted mono", "full": address}]
+        if erroring:
+            nodes["metrics"].update(alert="critical", status="critical")
+            message = (analysis or {}).get("errorMessage") or "the provider is not answering"
+            nodes["metrics"]["lines"].append({"text": str(message), "cls": "critical"})
+        else:
+            nodes["metrics"]["status"] = "healthy"
 
     rollout = _node(
         "rollout",
@@ -634,6 +639,7 @@ def _current_analysis(view: Mapping[str, Any]) -> dict[str, Any] | None:
                 + (f" · {counts}" if counts else ""),
                 "provider": run.get("provider")
                 or next((m.get("provider") for m in run.get("metrics") or [] if m.get("provider")), None),
+                "address": next((m.get("address") for m in metrics if m.get("address")), None),
             }
         break  # only the current revision's analysis is "beside the rollout"
     return None

@@ -176,6 +176,8 @@ def test_with_metrics_down_the_analysis_and_metrics_nodes_are_flagged_at_the_fir
     nodes = {n["id"]: n for n in build_flow(view, result.now())["nodes"]}
     assert (nodes["analysis"]["alert"], nodes["analysis"]["status"]) == ("critical", "critical")
     assert (nodes["metrics"]["alert"], nodes["metrics"]["status"]) == ("critical", "critical")
+    # It names what the analysis queries, from its template.
+    assert nodes["metrics"]["lines"][0]["text"] == "prometheus.monitoring:9090"
 
 
 def test_the_metrics_node_names_no_provider_when_no_analysis_runs() -> None:
