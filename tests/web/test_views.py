@@ -203,3 +203,11 @@ def test_a_viewer_is_told_which_role_may_not_act() -> None:
         "deniedReason": "your role viewer may not unwedge",
     }
     assert action_permissions_sync(operator, "prod-eu/shop/checkout")["promote"]["allowed"] is True
+
+
+def test_the_actions_api_lists_the_bar_with_this_users_rights(live_bus: Any, client_in: Client) -> None:
+    _publish(live_bus, _with_unwedge(samples.rerender_race()))
+    body = client_in.get("/api/v1/rollouts/prod-eu/shop/checkout/actions").json()
+    assert body["actions"] == []
+    assert body["buttons"][0]["name"] == "unwedge" and body["buttons"][0]["allowed"] is False
+    assert body["seen"] == {"podHash": "x", "stepIndex": 0}
