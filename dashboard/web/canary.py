@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from dashboard.domain.status_icons import with_tones
+from dashboard.domain.attention import attention
+from dashboard.domain.status_icons import page_icon, with_tones
 from dashboard.web.fleet import reason_text, rollout_path, status_icon
 from dashboard.web.flow import TOP, _edge, _node, _traffic_width
 from dashboard.web.rollout import findings, timeline
@@ -90,9 +91,9 @@ def _image(view: Mapping[str, Any], tag: str) -> str:
 def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     phase = str(view.get("phase") or "")
     status = str(view.get("status") or "Unknown")
-    health = view.get("argocdHealth") if isinstance(view.get("argocdHealth"), Mapping) else {}
     gitops = view.get("gitops") if isinstance(view.get("gitops"), Mapping) else {}
-    argo_health = (gitops or {}).get("health") or (health or {}).get("status")
+    # Only where an Application manages it (issue 16 §4): no badge computed for an unmanaged canary.
+    argo_health = (gitops or {}).get("health")
     counts = {"critical": 0, "warning": 0, "info": 0}
     for finding in view.get("findings") or ():
         severity = finding.get("severity", "info")
@@ -112,6 +113,8 @@ def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "phaseSince": clock(view.get("phaseSince")),
         "message": str(view.get("message") or ""),
         "reason": reason_text(view),
+        # The fleet's classification of this canary (the same function): level, most severe finding.
+        **_attention(view),
         "strategy": str(view.get("strategy") or ""),
         "flaggerStrategy": str(view.get("flaggerStrategy") or ""),
         "provider": str(view.get("provider") or ""),
@@ -131,15 +134,10 @@ def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "argocd": {
             "observed": bool(argo_health),
             "health": argo_health or "not observed",
-            "icon": {
-                "Healthy": "healthy",
-                "Progressing": "progressing",
-                "Suspended": "paused",
-                "Degraded": "degraded",
-            }.get(str(argo_health), "unknown"),
+            "icon": page_icon("argocd", argo_health),
             "sync": (gitops or {}).get("sync") or "",
             "app": (gitops or {}).get("app") or "",
-            "source": "application" if (gitops or {}).get("health") else "computed" if argo_health else "",
+            "source": "application" if argo_health else "",
             "note": "",
         },
         "findings": counts,
@@ -200,6 +198,15 @@ def failed_checks(view: Mapping[str, Any]) -> int:
 # The Canary's action bar: the gate answers that apply now (Flagger asks through its gates; an answer to a
 # gate nobody asks for changes nothing), in the rollout page's ``actions`` shape.
 _CANARY_BUTTONS = (("promote", "Promote"), ("pause", "Hold traffic"), ("abort", "Roll back"))
+
+
+def _attention(view: Mapping[str, Any]) -> dict[str, str]:
+    judged = attention(view)
+    return {
+        "attention": judged["attention"],
+        "attentionReason": judged["reason"],
+        "reasonCode": judged["reasonCode"],
+    }
 
 
 def canary_action_bar(view: Mapping[str, Any]) -> dict[str, Any]:

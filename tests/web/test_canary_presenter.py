@@ -133,3 +133,16 @@ def test_a_canary_waiting_for_promotion_offers_promote_in_the_rollout_pages_acti
     buttons = {b["name"]: b for b in present_canary(view, run.clock.now())["actions"]["buttons"]}
     assert buttons["promote"]["applies"] and buttons["promote"]["reason"] == ""
     assert not buttons["pause"]["applies"] and "no Flagger gate" in buttons["pause"]["reason"]
+
+
+def test_no_argo_cd_badge_for_a_canary_no_application_manages() -> None:
+    from dashboard.domain.flagger import canary_view
+    from tests.flagger.test_simulation import Run
+
+    run = Run("flagger-waiting-approval")
+    canary = run.until(120, "backend")
+    view = canary_view(canary, events=run.events(), now=run.clock.now()).to_dict()
+    assert view.get("argocdHealth") or view.get("argoCDHealth")  # Argo CD's rules would compute one
+    header = present_canary(view, run.clock.now())["header"]
+    assert (header["argocd"]["observed"], header["argocd"]["source"]) == (False, "")
+    assert header["attention"] == "waiting"
