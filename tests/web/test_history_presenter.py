@@ -47,3 +47,15 @@ def test_the_replay_shows_git_and_argo_cd_where_the_chain_shows_them() -> None:
 def test_the_rerender_race_is_named_on_the_release_page() -> None:
     document = present_release(KEY, _detail(), None, NOW, CHAIN)
     assert [i["code"] for i in document["incidents"]] == ["rerender-race"]
+
+
+def test_the_chart_legend_lists_every_marker_drawn() -> None:
+    from dashboard.web.replay import chart
+
+    events = [
+        {"kind": "release.started", "at": "2026-11-29T10:00:00Z", "podHash": "bbb"},
+        {"kind": "release.aborted", "at": "2026-11-29T10:05:00Z", "podHash": "bbb"},
+    ]
+    legend = chart([], events)["legend"]
+    assert {"group": "abort", "tone": "critical"} in legend
+    assert len(legend) == 2
