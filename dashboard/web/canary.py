@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from dashboard.domain.attention import attention
-from dashboard.domain.status_icons import page_icon, with_tones
+from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.web.fleet import reason_text, rollout_path, status_icon
 from dashboard.web.flow import TOP, _edge, _node, _traffic_width
 from dashboard.web.rollout import findings, timeline
@@ -408,6 +408,8 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
             width=_traffic_width(100 - weight), live=weight < 100, dashed=weight >= 100,
         ),
     ]  # fmt: skip
+    for node in nodes.values():  # each node's colour from the one map (dashboard.domain.status_icons)
+        node["tone"] = tone_of_icon(node.get("status")) if node.get("status") else ""
     height = max(n["y"] + n["h"] for n in nodes.values()) + 16
     return {
         "width": WIDTH,

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from dashboard.domain.status_icons import tone_of_icon
 from dashboard.web.chain import git_node, merge_node, sync_node, view_chain
 from dashboard.web.fleet import status_icon
 from dashboard.web.timefmt import parse_duration, parse_time, short_age
@@ -508,6 +509,8 @@ def build_flow(
     edges += [
         _edge(nodes, "rollout", key, dashed=True) for key in nodes if key.startswith(("orphan", "scaling"))
     ]
+    for node in nodes.values():  # each node's colour from the one map (dashboard.domain.status_icons)
+        node["tone"] = tone_of_icon(node.get("status")) if node.get("status") else ""
     height = max(n["y"] + n["h"] + (44 if n.get("marker") else 0) for n in nodes.values()) + 16
     return {
         "width": WIDTH,

@@ -146,3 +146,18 @@ def test_no_argo_cd_badge_for_a_canary_no_application_manages() -> None:
     header = present_canary(view, run.clock.now())["header"]
     assert (header["argocd"]["observed"], header["argocd"]["source"]) == (False, "")
     assert header["attention"] == "waiting"
+
+
+def test_a_failed_canarys_header_and_analysis_node_are_critical_never_the_accent() -> None:
+    from dashboard.domain.flagger import canary_view
+    from tests.flagger.test_simulation import Run
+
+    run = Run("flagger-failed")
+    canary = run.until(140, "frontend")
+    page = present_canary(
+        canary_view(canary, events=run.events(), now=run.clock.now()).to_dict(), run.clock.now()
+    )
+    assert page["header"]["tone"] == "critical"
+    analysis = next(n for n in page["flow"]["nodes"] if n["id"] == "analysis")
+    assert analysis["tone"] == "critical"
+    assert "failed checks 5" in analysis["lines"][0]["text"]
