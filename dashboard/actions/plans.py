@@ -113,11 +113,23 @@ def plan(
     params: Mapping[str, Any] | None = None,
     now: datetime | None = None,
 ) -> Plan:
-    params = params or {}
-    name = dig_str(rollout, "metadata", "name")
+    """What the dashboard sends: the CLI's requests (``cli_plan``) in the states the action is offered in."""
     refusal = state_refusal(action, rollout)
     if refusal:
         raise Refused(refusal)
+    return cli_plan(action, rollout, replica_sets, params, now)
+
+
+def cli_plan(
+    action: str,
+    rollout: Mapping[str, Any],
+    replica_sets: Sequence[Mapping[str, Any]] = (),
+    params: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> Plan:
+    """What ``kubectl argo rollouts <action>`` would send for these objects, whatever the rollout's state."""
+    params = params or {}
+    name = dig_str(rollout, "metadata", "name")
     if action == "promote":
         return promote(rollout)
     if action == "promote-full":

@@ -294,7 +294,7 @@ def test_each_action_sends_what_the_cli_sends_in_each_state(
     requests: list[dict[str, Any]],
     fallback: list[dict[str, Any]],
 ) -> None:
-    result = plans.plan(action, state)
+    result = plans.cli_plan(action, state)
     assert [r.describe() for r in result.requests] == requests, upstream
     assert [r.describe() for r in result.without_status] == fallback, upstream
 
@@ -439,7 +439,7 @@ def test_our_patches_turn_argo_cd_action_inputs_into_its_expected_outputs(
     for case in (c for c in _argocd_cases(shared_fixtures) if c["action"] == action):
         given = yaml.safe_load((shared_fixtures / ARGOCD_ACTIONS / case["inputPath"]).read_text())
         want = yaml.safe_load((shared_fixtures / ARGOCD_ACTIONS / case["expectedOutputPath"]).read_text())
-        result = plans.plan(action, given, now=datetime(2020, 1, 1, tzinfo=UTC))
+        result = plans.cli_plan(action, given, now=datetime(2020, 1, 1, tzinfo=UTC))
         v09 = "v0.9" in case["inputPath"]  # Argo CD writes the whole object: the CLI's 404 fallback
         got = _apply(given, result.without_status if v09 and result.without_status else result.requests)
         if action == "skip-current-step":
