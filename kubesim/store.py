@@ -268,8 +268,11 @@ class Store:
         history_limit: int = DEFAULT_WATCH_WINDOW,
         audit_limit: int = 10_000,
         crds: Sequence[str] | None = None,
+        implicit_namespaces: bool = True,
     ) -> None:
-        """`crds`: the resource keys whose CRD is installed (default: every custom kind kubesim knows)."""
+        """`crds`: the resource keys whose CRD is installed (default: every custom kind kubesim knows).
+        `implicit_namespaces`: whether in-process creates may create a missing namespace (see create)."""
+        self.implicit_namespaces = implicit_namespaces
         self.now: Callable[[], datetime] = now or (lambda: datetime.now(UTC))
         self.resource_version = 0
         self._rng = random.Random(seed)
@@ -532,15 +535,16 @@ class Store:
         user: str | None = None,
         groups: Sequence[str] = (),
         drop_status: bool = False,
-        implicit_namespace: bool = True,
+        implicit_namespace: bool | None = None,
         check: Check | None = None,
         operation: str = "Update",
     ) -> Obj:
         """Create `obj`. `drop_status` resets status like a real server does for kinds with a status
         subresource (the HTTP server sets it; trusted in-process writers may create with status).
 
-        `implicit_namespace`: in-process writers (tests, scenario setup) may create into a namespace that does
-        not exist yet and get it created first; the HTTP server passes False and gets 404 like a real server.
+        `implicit_namespace` (default: the store's `implicit_namespaces`): in-process writers (tests) may
+        create into a namespace that does not exist yet and get it created first; the HTTP server passes
+        False and gets 404 like a real server.
         `check` sees the object about to be stored and may raise (schema validation of HTTP writes)."""
         rt = self.resource_type(resource)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
@@ -563,7 +567,7 @@ class Store:
             meta["namespace"] = namespace
             self._validate_name(rt, namespace, field="metadata.namespace")
             if ("", namespace) not in self._objects["namespaces"]:
-                if not implicit_namespace:
+                if not (self.implicit_namespaces if implicit_namespace is None else implicit_namespace):
                     raise NotFound(
                         f'namespaces "{namespace}" not found',
                         details={"name": namespace, "kind": "namespaces"},
@@ -718,7 +722,7 @@ class Store:
         subresource: str | None = None,
         user: str | None = None,
         groups: Sequence[str] = (),
-        implicit_namespace: bool = True,
+        implicit_namespace: bool | None = None,
         check: Check | None = None,
     ) -> Obj:
         """Server-side apply of `applied` (a partial object) by field manager `manager`: creates the object
