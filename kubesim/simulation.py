@@ -31,6 +31,7 @@ from kubesim.controller.common import (
     ANALYSIS_RUNS,
     ANALYSIS_TEMPLATES,
     APPLICATIONS,
+    EXPERIMENTS,
     PODS,
     REPLICA_SETS,
     ROLLOUTS,
@@ -39,6 +40,8 @@ from kubesim.controller.common import (
     Key,
     Obj,
 )
+from kubesim.controller.experiments import ExperimentController
+from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
 from kubesim.flagger import FlaggerController
@@ -134,6 +137,8 @@ class Simulation:
         )
         self.gitops = GitOps(store, self.cache, self.clock, self.enqueue, random.Random(seed + 2))
         self.flagger = FlaggerController(store, self.clock, self.enqueue, self.provider)
+        self.jobs = JobController(store, self.clock, self.enqueue, random.Random(seed + 3))
+        self.experiments = ExperimentController(store, self.clock, self.enqueue)
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
             "replicaset": self.replicasets.reconcile,
@@ -146,6 +151,9 @@ class Simulation:
             "canary": self.flagger.tick,
             "canary-change": self.flagger.change,
             "deployment-ready": self.flagger.make_ready,
+            "job": self.jobs.reconcile,
+            "experiment": self.experiments.reconcile,
+            "job-added": self.jobs.added,
         }
         for resource in self.cache.resources:
             items, _ = store.list(resource)
@@ -189,6 +197,12 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
+        elif resource == JOBS and event_type == "ADDED":
+            queue[("job-added", key)] = None
+        elif resource == EXPERIMENTS:
+            if event_type != "DELETED":
+                queue[("experiment", key)] = None
+            self._queue_owner(meta, key[0])
         if self._wake is not None:
             self._wake.set()
 
@@ -196,6 +210,8 @@ class Simulation:
         for ref in meta.get("ownerReferences") or []:
             if ref.get("kind") == "Rollout":
                 self._queue[("rollout", (namespace, ref["name"]))] = None
+            elif ref.get("kind") == "Experiment":
+                self._queue[("experiment", (namespace, ref["name"]))] = None
 
     def _fire_due(self) -> None:
         now = self.clock.now()
@@ -215,7 +231,7 @@ class Simulation:
                 log.warning(
                     "%s %s/%s failed: %s", kind, key[0], key[1], error, exc_info=not hasattr(error, "status")
                 )
-                if kind in ("rollout", "replicaset", "analysisrun", "application"):
+                if kind in ("rollout", "replicaset", "analysisrun", "application", "experiment"):
                     self.enqueue(kind, key, 1.0)
             done += 1
         self.reconciles += done
