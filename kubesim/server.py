@@ -1,15 +1,18 @@
 """kubesim's Kubernetes API server over HTTP (aiohttp), in front of a `Store`.
 
-Serves what the official `kubernetes` client (sync and `kubernetes.aio`) and `kubectl` need: discovery
-(`/version`, `/api`, `/apis`, per group/version resource lists), list/get/create/update/patch/delete on the
-kinds in `kubesim.resources`, the `status` and `scale` subresources, watches (newline-delimited JSON events
-streamed in chunks, with bookmarks, timeouts and 410 Gone), `Table` output for kubectl, `Status` error bodies,
-bearer-token authentication and impersonation headers. Admin endpoints under `/kubesim/` inject faults and
-expose the audit log.
+Serves what the official `kubernetes` client (sync and `kubernetes.aio`) and `kubectl` 1.32 need: discovery
+(`/version`, `/api`, `/apis`, per group/version resource lists), OpenAPI v2/v3 (`kubesim.openapi`),
+list/get/create/update/patch/delete and server-side apply on the kinds in `kubesim.resources` (schema and
+`fieldValidation` checks, `dryRun=All`), the `status` and `scale` subresources, paginated lists served from
+a snapshot, watches (newline-delimited JSON events streamed in chunks, with bookmarks, timeouts and 410
+Gone), `Table` output for kubectl, `Status` error bodies, bearer-token authentication and impersonation
+headers. Request bodies are JSON, YAML, or the protobuf kubectl's typed `create` commands send
+(`kubesim.protobuf`); anything else is 415. Admin endpoints under `/kubesim/` inject faults and expose the
+audit log.
 
-Each store event is encoded to JSON once and fanned out to every matching watch. Non-goals: TLS, protobuf
-(JSON is answered whatever `Accept` says), OpenAPI documents (404, kubectl copes), server-side apply,
-dry-run, RBAC.
+Each store event is encoded to JSON once and fanned out to every matching watch. Non-goals: protobuf
+responses (JSON is answered whatever `Accept` says), aggregated discovery, RBAC. See kubesim/README.md for
+the known differences from a real API server.
 """
 
 from __future__ import annotations
@@ -558,8 +561,7 @@ class ApiServer:
         q = request.query
         method = request.method
         rt = target.rt
-        if "dryRun" in q:
-            raise BadRequest("kubesim does not support dryRun requests")
+        dry_run = _dry_run(q.getall("dryRun", []))
         if target.subresource not in (None, "status", "scale") or (target.subresource and not target.name):
             raise NotFound("the server could not find the requested resource")
         if (target.subresource == "status" and not rt.status_subresource) or (
@@ -593,6 +595,7 @@ class ApiServer:
                     drop_status=True,
                     implicit_namespace=False,
                     check=check,
+                    dry_run=dry_run,
                 )
                 return _warned(json_response(obj, 201), warnings)
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -634,12 +637,13 @@ class ApiServer:
                 groups=groups,
                 require_version=rt.custom and target.subresource is None,
                 check=check,
+                dry_run=dry_run,
             )
             return _warned(json_response(obj), warnings)
         if method == "PATCH":
             content_type = request.content_type
             if content_type == "application/apply-patch+yaml":
-                return await self._apply(request, target, user, groups)
+                return await self._apply(request, target, user, groups, dry_run)
             patch_type = PATCH_TYPES.get(content_type)
             if patch_type is None or (patch_type == "strategic" and rt.custom):
                 accepted = (
@@ -670,6 +674,7 @@ class ApiServer:
                 user=user,
                 groups=groups,
                 check=check,
+                dry_run=dry_run,
             )
             return _warned(json_response(obj), warnings)
         if method == "DELETE":
@@ -683,6 +688,8 @@ class ApiServer:
                     f"propagationPolicy: Unsupported value: {propagation!r}: supported values: "
                     '"Foreground", "Background", "Orphan"'
                 )
+            # DeleteOptions may carry dryRun in the body, as kubectl sends it.
+            dry_run = dry_run or _dry_run([str(v) for v in options.get("dryRun") or []])
             if options.get("orphanDependents") is True:
                 propagation = "Orphan"
             pre = options.get("preconditions") or {}
@@ -696,6 +703,7 @@ class ApiServer:
                 uid=pre.get("uid"),
                 resource_version=pre.get("resourceVersion"),
                 manager=manager,
+                dry_run=dry_run,
             )
             return json_response(obj)
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -730,7 +738,7 @@ class ApiServer:
             raise BadRequest(f"the body of the request could not be decoded: {error}") from None
 
     async def _apply(
-        self, request: web.Request, target: Request, user: str, groups: list[str]
+        self, request: web.Request, target: Request, user: str, groups: list[str], dry_run: bool
     ) -> web.Response:
         """Server-side apply (`application/apply-patch+yaml`)."""
         rt = target.rt
@@ -767,6 +775,7 @@ class ApiServer:
             groups=groups,
             implicit_namespace=False,
             check=check,
+            dry_run=dry_run,
         )
         return _warned(json_response(obj, 200 if existed else 201), warnings)
 
@@ -1065,6 +1074,14 @@ class ApiServer:
                 raise BadRequest(f"fault {name!r}: {error}") from None
             return json_response({"fault": name, "result": result, "state": self.faults.state()})
         raise NotFound("the server could not find the requested resource")
+
+
+def _dry_run(values: list[str]) -> bool:
+    """`dryRun=All` (the only value real servers accept): check and compute the write, store nothing."""
+    for value in values:
+        if value != "All":
+            raise BadRequest(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return bool(values)
 
 
 def _warned(response: web.Response, warnings: list[str]) -> web.Response:

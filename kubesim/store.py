@@ -10,8 +10,11 @@ Stored dicts are never mutated in place (every write builds a new dict, sharing 
 history entries and in-flight watch events stay valid. Public read methods return copies; `list_raw`,
 `get_raw` and `add_listener` hand out the stored objects for the server's hot paths, read-only.
 
-Non-goals: finalizers and graceful deletion (delete removes at once), admission, defaulting and schema
-validation, multiple versions per kind. The store is not thread-safe: use it from one event loop.
+Writes take `dry_run` (the API's `dryRun=All`): everything is checked and computed, nothing is stored.
+
+Non-goals: finalizers and graceful deletion (delete removes at once), admission, defaulting, multiple
+versions per kind (schema validation of HTTP writes is the server's, see `kubesim.validation`). The store
+is not thread-safe: use it from one event loop.
 """
 
 from __future__ import annotations
@@ -268,8 +271,11 @@ class Store:
         history_limit: int = DEFAULT_WATCH_WINDOW,
         audit_limit: int = 10_000,
         crds: Sequence[str] | None = None,
+        implicit_namespaces: bool = True,
     ) -> None:
-        """`crds`: the resource keys whose CRD is installed (default: every custom kind kubesim knows)."""
+        """`crds`: the resource keys whose CRD is installed (default: every custom kind kubesim knows).
+        `implicit_namespaces`: whether in-process creates may create a missing namespace (see create)."""
+        self.implicit_namespaces = implicit_namespaces
         self.now: Callable[[], datetime] = now or (lambda: datetime.now(UTC))
         self.resource_version = 0
         self._rng = random.Random(seed)
@@ -532,15 +538,17 @@ class Store:
         user: str | None = None,
         groups: Sequence[str] = (),
         drop_status: bool = False,
-        implicit_namespace: bool = True,
+        implicit_namespace: bool | None = None,
         check: Check | None = None,
         operation: str = "Update",
+        dry_run: bool = False,
     ) -> Obj:
         """Create `obj`. `drop_status` resets status like a real server does for kinds with a status
         subresource (the HTTP server sets it; trusted in-process writers may create with status).
 
-        `implicit_namespace`: in-process writers (tests, scenario setup) may create into a namespace that does
-        not exist yet and get it created first; the HTTP server passes False and gets 404 like a real server.
+        `implicit_namespace` (default: the store's `implicit_namespaces`): in-process writers (tests) may
+        create into a namespace that does not exist yet and get it created first; the HTTP server passes
+        False and gets 404 like a real server.
         `check` sees the object about to be stored and may raise (schema validation of HTTP writes)."""
         rt = self.resource_type(resource)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
@@ -563,7 +571,7 @@ class Store:
             meta["namespace"] = namespace
             self._validate_name(rt, namespace, field="metadata.namespace")
             if ("", namespace) not in self._objects["namespaces"]:
-                if not implicit_namespace:
+                if not (self.implicit_namespaces if implicit_namespace is None else implicit_namespace):
                     raise NotFound(
                         f'namespaces "{namespace}" not found',
                         details={"name": namespace, "kind": "namespaces"},
@@ -598,6 +606,8 @@ class Store:
         if operation == "Apply" and drop_status and rt.status_subresource:
             fields.pop("f:status", None)
         meta["managedFields"] = [self._managed_entry(rt, manager, operation, None, fields)]
+        if dry_run:  # everything a create would do but storing it (no resourceVersion, no event)
+            return obj
         meta["resourceVersion"] = self._next_rv()
         self._objects[rt.key][key] = obj
         self._index(obj, None, rt)
@@ -626,6 +636,7 @@ class Store:
         groups: Sequence[str] = (),
         require_version: bool = False,
         check: Check | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """PUT: 409 Conflict when `obj.metadata.resourceVersion` is set and stale. With `require_version`
         (custom resources over HTTP) an update without a resourceVersion is rejected like a real server."""
@@ -653,7 +664,7 @@ class Store:
             new = self._merge_write(rt, old, patching.copy_json(obj), subresource)
         if check is not None:
             check(new)
-        result = self._update(rt, old, new, subresource, manager, "update", user, groups)
+        result = self._update(rt, old, new, subresource, manager, "update", user, groups, dry_run=dry_run)
         return self.scale_of(rt, result) if subresource == "scale" else result
 
     def patch(
@@ -669,6 +680,7 @@ class Store:
         user: str | None = None,
         groups: Sequence[str] = (),
         check: Check | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """Apply a `merge`, `json` or `strategic` patch to the object or its `status`/`scale` subresource."""
         rt = self.resource_type(resource)
@@ -703,7 +715,7 @@ class Store:
             new = self._merge_write(rt, old, patched, subresource)
         if check is not None:
             check(new)
-        result = self._update(rt, old, new, subresource, manager, "patch", user, groups)
+        result = self._update(rt, old, new, subresource, manager, "patch", user, groups, dry_run=dry_run)
         return self.scale_of(rt, result) if subresource == "scale" else result
 
     def apply(
@@ -718,8 +730,9 @@ class Store:
         subresource: str | None = None,
         user: str | None = None,
         groups: Sequence[str] = (),
-        implicit_namespace: bool = True,
+        implicit_namespace: bool | None = None,
         check: Check | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """Server-side apply of `applied` (a partial object) by field manager `manager`: creates the object
         if missing; 409 with every conflicting field unless `force`; see `kubesim.apply`."""
@@ -750,6 +763,7 @@ class Store:
                 implicit_namespace=implicit_namespace,
                 check=check,
                 operation="Apply",
+                dry_run=dry_run,
             )
         if subresource == "status":
             applied = {k: v for k, v in applied.items() if k in ("apiVersion", "kind", "metadata", "status")}
@@ -810,7 +824,7 @@ class Store:
             if fields:
                 managed.append(entry if fields == entry.get("fieldsV1") else {**entry, "fieldsV1": fields})
         managed.append(self._managed_entry(rt, manager, "Apply", sub, applied_fields))
-        result = self._update(rt, old, new, subresource, manager, "patch", user, groups, managed)
+        result = self._update(rt, old, new, subresource, manager, "patch", user, groups, managed, dry_run)
         return result
 
     def not_found(self, rt: ResourceType, name: str) -> NotFound:
@@ -831,6 +845,7 @@ class Store:
         uid: str | None = None,
         resource_version: str | None = None,
         manager: str = "kubesim",
+        dry_run: bool = False,
     ) -> Obj:
         """Remove at once and emit DELETED with the last state; dependents are garbage-collected unless
         `propagation` is Orphan. `uid`/`resource_version` are DeleteOptions preconditions."""
@@ -844,6 +859,8 @@ class Store:
             )
         if resource_version and resource_version != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
+        if dry_run:
+            return patching.copy_json(old)
         return self._delete(rt, old, propagation, manager, user, groups)
 
     def _delete(
@@ -998,6 +1015,7 @@ class Store:
         user: str | None,
         groups: Sequence[str],
         managed: ObjList | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         if rt.key == CRD_KEY and subresource is None and new.get("spec") != old.get("spec"):
             raise MethodNotAllowed("kubesim serves CustomResourceDefinitions read-only")
@@ -1018,6 +1036,8 @@ class Store:
             return patching.copy_json(old)
         if managed is None:
             new_meta["managedFields"] = self._managed_fields(rt, old, new, manager, subresource)
+        if dry_run:  # everything an update would do but storing it
+            return patching.copy_json(new)
         new_meta["resourceVersion"] = self._next_rv()
         key = self._key(rt, new_meta.get("namespace"), new_meta["name"])
         self._objects[rt.key][key] = new

@@ -128,6 +128,20 @@ def test_typed_create_commands_send_protobuf_and_work(sim: KubesimHandle) -> Non
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
 
 
+def test_server_dry_run_and_diff(sim: KubesimHandle, shared_fixtures: Path) -> None:
+    kubectl(sim, "create", "namespace", "dry")
+    path = shared_fixtures / "argo-rollouts" / "examples" / "rollout-canary.yaml"
+    assert (
+        "(server dry run)" in kubectl(sim, "apply", "--dry-run=server", "-n", "dry", "-f", str(path)).stdout
+    )
+    assert kubectl(sim, "get", "rollouts.argoproj.io", "-n", "dry", "-o", "name").stdout == ""
+    kubectl(sim, "apply", "-n", "dry", "-f", str(path))
+    changed = path.read_text().replace("replicas: 5", "replicas: 6")
+    diff = kubectl(sim, "diff", "-n", "dry", "-f", "-", stdin=changed, check=False)
+    assert diff.returncode == 1, diff.stderr  # 1: differences found
+    assert "-  replicas: 5" in diff.stdout and "+  replicas: 6" in diff.stdout
+
+
 def test_a_missing_namespace_is_refused(sim: KubesimHandle, shared_fixtures: Path) -> None:
     path = shared_fixtures / "argo-rollouts" / "examples" / "rollout-canary.yaml"
     result = kubectl(sim, "apply", "-n", "does-not-exist", "-f", str(path), check=False)

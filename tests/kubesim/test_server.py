@@ -575,3 +575,32 @@ async def test_strict_validation_looks_only_at_what_the_client_sent(api: Api) ->
     path = f"{RO}/namespaces/shop/rollouts/web?fieldValidation=Strict"
     status, patched = await api.call("PATCH", path, {"spec": {"replicas": 2}}, content_type=merge)
     assert status == 200 and patched["spec"]["replicas"] == 2
+
+
+async def test_dry_run_checks_and_computes_but_stores_nothing(api: Api) -> None:
+    before = api.store.resource_version
+    status, created = await api.call("POST", f"{RO}/namespaces/shop/rollouts?dryRun=All", rollout())
+    assert (
+        status == 201
+        and created["metadata"]["name"] == "web"
+        and "resourceVersion" not in created["metadata"]
+    )
+    assert api.store.try_get("argoproj.io/rollouts", "shop", "web") is None
+    status, body = await api.call(
+        "POST", f"{RO}/namespaces/shop/rollouts?dryRun=All", rollout("web", app="no good")
+    )
+    assert status == 422
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
+    rv = api.store.resource_version
+    merge = "application/merge-patch+json"
+    path = f"{RO}/namespaces/shop/rollouts/web"
+    status, patched = await api.call(
+        "PATCH", path + "?dryRun=All", {"spec": {"replicas": 9}}, content_type=merge
+    )
+    assert status == 200 and patched["spec"]["replicas"] == 9 and patched["metadata"]["generation"] == 2
+    status, _ = await api.call("DELETE", path, {"dryRun": ["All"]})
+    assert status == 200
+    stored = api.store.get("argoproj.io/rollouts", "shop", "web")
+    assert stored["spec"]["replicas"] == 3 and api.store.resource_version == rv > before
+    status, body = await api.call("DELETE", path + "?dryRun=Some")
+    assert status == 400 and body["message"] == 'dryRun: Unsupported value: "Some": supported values: "All"'
