@@ -179,8 +179,13 @@ def state_refusal(action: str, rollout: Mapping[str, Any]) -> str | None:
             return f"the rollout is {phase}; this only applies while an update is progressing or paused"
     if action == "retry" and not aborted:
         return "only an aborted update can be retried, and this one was not aborted"
-    if action == "pause" and as_bool(spec.get("paused")):
-        return "the rollout is already paused"
+    if action == "pause":  # Argo CD's discovery.lua: nothing to pause once promoted or aborted
+        if as_bool(spec.get("paused")):
+            return "the rollout is already paused"
+        if aborted:
+            return "the update was aborted; there is nothing to pause (retry it, or roll out a new revision)"
+        if promoted:
+            return "the rollout is fully promoted; there is no update to pause"
     if action == "resume" and not (maps(status.get("pauseConditions")) or as_bool(spec.get("paused"))):
         return "the rollout is not paused"
     return None

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from dashboard.actions import plans
 from dashboard.actions.availability import action_availability
 from tests.domain.findings.kubesim_runs import run
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _state(scenario: str, seconds: float, namespace: str, name: str) -> tuple[Any, Any, Any]:
@@ -125,3 +131,32 @@ def test_a_stuck_degraded_update_can_be_aborted_from_its_finding() -> None:
     finding = next(f for f in result.findings("shop", "orders") if f.code == "progress-deadline-exceeded")
     assert abort["applies"] and abort["confirm"]
     assert (finding.action, finding.action_params) == ("abort", {})
+
+
+# Where the two upstream dashboards disagree we follow Argo Rollouts' own dashboard, which offers promote
+# only while an update is Progressing or Paused: Argo CD's discovery.lua still offers promote-full and
+# skip-current-step on an aborted update, where they would send a promotion the controller ignores until a
+# retry. Argo CD also disables promote-full on a pre-v0.10 blue-green rollout (its controller could not
+# fully promote one); the CLI sends it all the same, and so do we.
+ARGO_CD_DISAGREES = {
+    ("v0.9_aborted_rollout.yaml", "promote-full"),
+    ("v0.9_aborted_rollout.yaml", "skip-current-step"),
+    ("aborted_bg_rollout.yaml", "promote-full"),
+    ("pre_v0.6_paused_rollout.yaml", "promote-full"),
+    ("pre_v0.6_not_paused_rollout.yaml", "promote-full"),
+    ("pre_v0.6_nil_paused_rollout.yaml", "promote-full"),
+}
+
+
+def test_the_buttons_are_enabled_as_argo_cds_discovery_enables_its_actions(shared_fixtures: Path) -> None:
+    actions = shared_fixtures / "argo-cd/resource_customizations/argoproj.io/Rollout/actions"
+    cases = yaml.safe_load((actions / "action_test.yaml").read_text())["discoveryTests"]
+    assert cases
+    for case in cases:
+        rollout = yaml.safe_load((actions / case["inputPath"]).read_text())
+        buttons = {b["name"]: b for b in action_availability(rollout, [], NOW)["buttons"]}
+        for expected in case["result"]:
+            if (Path(case["inputPath"]).name, expected["name"]) in ARGO_CD_DISAGREES:
+                continue
+            button = buttons[expected["name"]]
+            assert button["applies"] is not expected["disabled"], (case["inputPath"], button)
