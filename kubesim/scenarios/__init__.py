@@ -81,7 +81,9 @@ def _claims(scenario: Scenario) -> set[tuple[str, str, str]]:
         for t in scenario.analysis_templates
     }
     # Metric series are looked up by (namespace, metric name): a second scenario's would replace them.
-    claims |= {("metric series", r.namespace, metric) for metric in scenario.metrics for r in scenario.rollouts}
+    claims |= {
+        ("metric series", r.namespace, metric) for metric in scenario.metrics for r in scenario.rollouts
+    }
     if scenario.fleet is not None:
         claims.add(("fleet", "", "fleet-*"))
     return claims

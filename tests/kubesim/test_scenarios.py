@@ -316,14 +316,19 @@ def test_every_builtin_scenario_runs_beside_every_other() -> None:
     sim, store, _ = start(*names)
     sim.advance(30)
     defined = {(r.namespace, r.name) for s in load_scenarios(names) for r in s.rollouts}
-    present = {(r["metadata"]["namespace"], r["metadata"]["name"]) for r in store.list("argoproj.io/rollouts")[0]}
+    present = {
+        (r["metadata"]["namespace"], r["metadata"]["name"]) for r in store.list("argoproj.io/rollouts")[0]
+    }
     assert defined <= present
 
 
 @pytest.mark.parametrize(
     ("second", "message"),
     [
-        ("rollouts: [{name: checkout, namespace: shop, image: i, strategy: {canary: {}}}]\n", "rollout shop/checkout"),
+        (
+            "rollouts: [{name: checkout, namespace: shop, image: i, strategy: {canary: {}}}]\n",
+            "rollout shop/checkout",
+        ),
         (
             "rollouts: [{name: other, namespace: shop, image: i, strategy: {canary: {}}}]\n"
             "analysis_templates: [{name: error-rate, spec: {metrics: []}}]\n",

@@ -53,7 +53,14 @@ EXPECTED = [
         {"progress-deadline-exceeded", "replica-weighted-canary"},
         {"progress-deadline-exceeded", "replica-weighted-canary"},
     ),
-    ("metrics-provider-down", 200, "catalog", "catalog", {"metrics-provider-error"}, {"metrics-provider-error"}),
+    (
+        "metrics-provider-down",
+        200,
+        "catalog",
+        "catalog",
+        {"metrics-provider-error"},
+        {"metrics-provider-error"},
+    ),
 ]
 
 
@@ -122,7 +129,8 @@ def test_the_metrics_provider_error_shows_the_manual_procedure_with_the_provider
     assert finding.evidence["providers"][0]["address"] == "http://prometheus.monitoring:9090"
     assert "curl -sf http://prometheus.monitoring:9090/-/ready" in finding.runbook
     assert any(
-        cmd.startswith("kubectl -n catalog get pods -l rollouts-pod-template-hash=") for cmd in finding.runbook
+        cmd.startswith("kubectl -n catalog get pods -l rollouts-pod-template-hash=")
+        for cmd in finding.runbook
     )
 
 
