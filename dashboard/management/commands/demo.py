@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 from typing import Any
 
@@ -107,6 +108,8 @@ class Command(BaseCommand):
                 self.stdout.write("Press Ctrl-C to stop.\n")
                 self.stdout.flush()
 
+            # Loaded here, outside the event loop: the ASGI module may check the database at import.
+            importlib.import_module("rollouts_ui.asgi")
             try:
                 asyncio.run(serve(demo, str(sim.kubeconfig), announce))
             except KeyboardInterrupt:
