@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.diagnose import diagnose_snapshot
 from dashboard.domain.findings import Thresholds
-from dashboard.kube.diagnose import diagnose_snapshot
 from tests.domain.findings.kubesim_runs import run
 
 # (scenario, seconds, namespace, rollout, expected codes live, expected codes from a dump)
