@@ -3,10 +3,13 @@ and a quiet stop."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -100,6 +103,7 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
         "LOG_FORMAT": "plain",
+        "ANONYMOUS_READ_ONLY": "true",  # lets the test's websockets in without a login
         "PYTHONUNBUFFERED": "1",
     }
     port = free_port()
@@ -117,11 +121,14 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
             while "Press Ctrl-C to stop." not in out.read_text() and time.monotonic() < deadline:
                 assert demo.poll() is None, err.read_text()[-2000:]
                 time.sleep(0.2)
-            time.sleep(3)  # the watcher streams, the simulation moves
+            received: list[str] = []
+            pages = _open_pages(port, received)  # live pages stay open through the stop, as browsers do
+            time.sleep(3)  # the watcher streams, the simulation moves, the pages get updates
             started = time.monotonic()
             demo.send_signal(signal.SIGINT)
             demo.wait(30)
             took = time.monotonic() - started
+            pages.join(10)
         finally:
             if demo.poll() is None:
                 demo.kill()
@@ -132,4 +139,32 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
     assert demo.returncode == 0, errors[-2000:]
     assert out.read_text().rstrip().endswith("Stopped.")
     assert "socket.send() raised exception" not in errors and "Traceback" not in errors
+    assert len(received) >= 2, received  # both pages were live (at least their snapshots)
     assert "Sign in as  demo  with password  " in out.read_text()
+
+
+def _open_pages(port: int, received: list[str]) -> threading.Thread:
+    """A thread holding a fleet and a rollout websocket open (reading updates) until the server goes."""
+
+    async def hold() -> None:
+        import websockets
+
+        origin = f"http://127.0.0.1:{port}"
+        paths = ("/ws/fleet/", "/ws/rollouts/demo/shop/checkout/")
+        sockets = [
+            await websockets.connect(f"ws://127.0.0.1:{port}{p}", origin=origin)  # type: ignore[arg-type]
+            for p in paths
+        ]
+        for ws in sockets:
+            await ws.send("{}")
+
+        async def drain(ws: Any) -> None:
+            with contextlib.suppress(Exception):
+                async for message in ws:
+                    received.append(str(message)[:80])
+
+        await asyncio.wait_for(asyncio.gather(*(drain(ws) for ws in sockets)), 60)
+
+    thread = threading.Thread(target=lambda: asyncio.run(hold()), daemon=True)
+    thread.start()
+    return thread
