@@ -112,7 +112,8 @@ def test_the_rerender_race_carries_both_hashes_steps_the_template_diff_and_both_
     assert [s["inlineValuesChanged"] for s in evidence["syncs"]] == [True, False]
     assert [s["revisionChanged"] for s in evidence["syncs"]] == [False, True]
     assert race.to_dict()["since"].startswith("2026-")
-    assert race.action is None  # the superseded canary was scaled down on schedule: nothing to unwedge
+    # The superseded canary was scaled down on schedule: nothing to unwedge; the paused canary is promoted.
+    assert (race.action, race.action_params) == ("promote", {})
 
 
 def test_a_dump_infers_the_rerender_race_and_says_so() -> None:
@@ -143,3 +144,15 @@ def test_a_long_healthy_canary_run_never_calls_its_threshold_stale() -> None:
     runs = result.store.list("argoproj.io/analysisruns", "shop")[0]
     successful = [r for r in runs if r["status"]["phase"] == "Successful"]
     assert len(successful) >= Thresholds().stale_min_runs
+
+
+def test_findings_clear_once_the_rerender_race_release_is_promoted_and_healthy() -> None:
+    from kubesim.controller import actions
+
+    result = run("rerender-race", 300)
+    assert {f.code for f in result.findings("web", "frontend")} >= {"rerender-race", "config-only-revision"}
+    actions.run_action(result.store, "web", "frontend", "promote-full", result.now())
+    result.sim.advance(120)
+    rollout = result.store.get("argoproj.io/rollouts", "web", "frontend")
+    assert rollout["status"]["phase"] == "Healthy"
+    assert [f.code for f in result.findings("web", "frontend") if f.severity != "info"] == []
