@@ -130,6 +130,8 @@ class Simulation:
         self._versions = itertools.count(2)
         self.seeded = False
         self.reconciles = 0
+        self.failed: BaseException | None = None
+        self.on_failure: list[Callable[[BaseException], None]] = []
         self.rollouts = RolloutController(store, self.cache, self.clock, self.enqueue)
         self.analysis = AnalysisController(store, self.cache, self.clock, self.provider, self.enqueue)
         self.replicasets = ReplicaSetController(
@@ -256,7 +258,27 @@ class Simulation:
         self.process()
 
     async def run(self) -> None:
-        """Seed the scenarios, then reconcile until cancelled."""
+        """Seed the scenarios, then reconcile until cancelled.
+
+        A failure that stops the simulation (one reconcile failing is only logged and retried) is logged
+        at once with its cause and handed to every ``on_failure`` hook before it propagates: whoever runs
+        the simulation in the background would otherwise hear of it only when stopping it.
+        """
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            self.failed = error
+            log.error("the simulation stopped: %s", _cause(error), exc_info=error)
+            for hook in list(self.on_failure):
+                try:
+                    hook(error)
+                except Exception:  # a hook must not hide the failure it reports
+                    log.exception("a simulation failure hook failed")
+            raise
+
+    async def _run(self) -> None:
         self._wake = asyncio.Event()
         if not self.seeded:
             self.seed()
@@ -486,3 +508,8 @@ class Simulation:
     def close(self) -> None:
         self._unsubscribe()
         self.flagger.close()
+
+
+def _cause(error: BaseException) -> str:
+    """One line: the error's type and message (a store error's message names the object)."""
+    return f"{type(error).__name__}: {error}"

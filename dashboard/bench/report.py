@@ -7,6 +7,7 @@ Non-goals: measuring (``run``), failing a run that misses a target (targets are 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import itertools
 import json
@@ -172,9 +173,15 @@ def _capacity(burst: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str,
     }
 
 
-def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
-    from dashboard.bench.run import config_dict
+def config_dict(config: Any) -> dict[str, Any]:
+    """A run's settings for the report (a ``BenchConfig``), without the service URLs (they hold secrets)."""
+    data = dataclasses.asdict(config)
+    data.pop("redis_url", None)
+    data.pop("database_url", None)
+    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
 
+
+def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
     churned = raw["churn"]
     start, end = churned.started, churned.ended
     window = max(end - start, 1e-9)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.diagnose import diagnose_snapshot
 from dashboard.domain.findings import Thresholds
-from dashboard.kube.diagnose import diagnose_snapshot
 from tests.domain.findings.kubesim_runs import run
 
 # (scenario, seconds, namespace, rollout, expected codes live, expected codes from a dump)
@@ -48,12 +48,19 @@ EXPECTED = [
     (
         "progress-deadline",
         200,
-        "shop",
+        "fulfilment",
         "orders",
         {"progress-deadline-exceeded", "replica-weighted-canary"},
         {"progress-deadline-exceeded", "replica-weighted-canary"},
     ),
-    ("metrics-provider-down", 200, "shop", "catalog", {"metrics-provider-error"}, {"metrics-provider-error"}),
+    (
+        "metrics-provider-down",
+        200,
+        "catalog",
+        "catalog",
+        {"metrics-provider-error"},
+        {"metrics-provider-error"},
+    ),
 ]
 
 
@@ -119,11 +126,12 @@ def test_a_dump_infers_the_rerender_race_and_says_so() -> None:
 
 def test_the_metrics_provider_error_shows_the_manual_procedure_with_the_provider_address() -> None:
     result = run("metrics-provider-down", 200)
-    (finding,) = result.findings("shop", "catalog")
+    (finding,) = result.findings("catalog", "catalog")
     assert finding.evidence["providers"][0]["address"] == "http://prometheus.monitoring:9090"
     assert "curl -sf http://prometheus.monitoring:9090/-/ready" in finding.runbook
     assert any(
-        cmd.startswith("kubectl -n shop get pods -l rollouts-pod-template-hash=") for cmd in finding.runbook
+        cmd.startswith("kubectl -n catalog get pods -l rollouts-pod-template-hash=")
+        for cmd in finding.runbook
     )
 
 
