@@ -491,3 +491,24 @@ def _text(value: Any) -> str:
 def _glob(text: str) -> str:
     """Escape Redis glob characters in a cluster name."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+def read_cluster_reports(*, timeout: float = 2.0) -> dict[str, dict[str, Any]]:
+    """Every watcher's freshness report, read synchronously (readiness probes run in plain threads)."""
+    from django.conf import settings
+
+    prefix = str(getattr(settings, "LIVE_REDIS_PREFIX", DEFAULT_PREFIX))
+    if not settings.REDIS_URL:
+        store = MemoryBus._stores.get(prefix)
+        if store is None:
+            return {}
+        with store.lock:
+            return dict(store.clusters)
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout)
+    try:
+        raw = client.hgetall(f"{prefix}clusters")
+    finally:
+        client.close()
+    return {_text(k): _loads(_text(v)) for k, v in raw.items()}
