@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.observability.middleware.LiveBusDownMiddleware",  # Redis down: 503 with the outage, not 500
 ]
 
 ROOT_URLCONF = "rollouts_ui.urls"
@@ -111,17 +112,13 @@ if REDIS_URL:
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}], "capacity": 1000},
         }
     }
-    # Sessions read from Redis (written through to the database): a page load needs no session query.
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("LIVE_REDIS_PREFIX", "rollouts-ui:") + "cache",
-        }
-    }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Sessions live in the database only: with a Redis cache in front (cached_db), every request — the login
+# page included — failed while Redis was down, and a logout during an outage could leave the session
+# alive in the cache afterwards. One indexed query per request is the price.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 # --- Celery (actions); embedded mode runs tasks inline --------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
