@@ -126,8 +126,28 @@ def finish(values: Mapping[str, Any], collected: list[str]) -> None:
 
 
 def require_database() -> None:
-    """Connect to the database once, quickly; exit 1 naming ``DATABASE_URL`` when it does not answer."""
+    """Connect to the database once, quickly; exit 1 naming ``DATABASE_URL`` when it does not answer.
+
+    The check runs on a thread of its own: the ASGI module is also imported inside a running event loop
+    (the demo), where Django refuses synchronous database calls."""
+    import threading
+
     from django.conf import settings
+
+    failure: list[BaseException] = []
+    thread = threading.Thread(target=_connect_once, args=(failure,), name="require-database")
+    thread.start()
+    thread.join()
+    if failure:
+        from rollouts_ui.env import redact_url
+
+        url = str(getattr(settings, "DATABASE_URL", "") or "")
+        target = f"DATABASE_URL={redact_url(url)!r}" if url else "the database (DATABASE_URL unset: SQLite)"
+        print(f"rollouts-ui: cannot connect to {target}: {_one_line(failure[0])[:300]}", file=sys.stderr)
+        raise SystemExit(1)
+
+
+def _connect_once(failure: list[BaseException]) -> None:
     from django.db import connection
 
     try:
@@ -139,12 +159,7 @@ def require_database() -> None:
             psycopg.connect(**params).close()
         else:
             connection.ensure_connection()
-    except Exception as error:  # any driver error: the message below says what and where
-        url = str(getattr(settings, "DATABASE_URL", "") or "")
-        from rollouts_ui.env import redact_url
-
-        target = f"DATABASE_URL={redact_url(url)!r}" if url else "the database (DATABASE_URL unset: SQLite)"
-        print(f"rollouts-ui: cannot connect to {target}: {_one_line(error)[:300]}", file=sys.stderr)
-        raise SystemExit(1) from None
+    except Exception as error:  # any driver error: the caller says what and where
+        failure.append(error)
     finally:
         connection.close()

@@ -125,3 +125,11 @@ def test_an_unreachable_database_stops_start_up_quickly_naming_database_url(list
     assert len(lines) == 1 and lines[0].startswith("rollouts-ui: cannot connect to DATABASE_URL="), lines
     assert "hunter2" not in result.stderr and "Traceback" not in result.stderr
     assert took < 10, f"start-up took {took:.1f}s"
+
+
+def test_the_database_check_also_runs_inside_an_event_loop_as_in_the_demo() -> None:
+    code = "import asyncio\nasync def main():\n    import rollouts_ui.asgi\nasyncio.run(main())\n"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE":
+                            "rollouts_ui.settings"}, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
