@@ -333,9 +333,16 @@ class RedisBus:
         """Changes whenever the store may have lost what was written: Redis restarted (its ``run_id``;
         also a failover to another server) or the bus's keys were flushed (the epoch key, set once per
         store, is gone and set anew)."""
-        info = await self._call("info", "server")
-        await self._call("set", self.epoch_key, uuid.uuid4().hex, "NX")
-        epoch = await self._call("get", self.epoch_key)
+        import redis
+
+        try:
+            info = await self._redis().info("server")
+            async with self._redis().pipeline(transaction=True) as pipe:
+                pipe.set(self.epoch_key, uuid.uuid4().hex, nx=True)
+                pipe.get(self.epoch_key)
+                _, epoch = await pipe.execute()
+        except redis.RedisError as error:
+            raise BusError(f"reading the bus's incarnation from Redis failed: {error}") from error
         return f"{info.get('run_id', '')}:{_text(epoch)}"
 
     async def report_cluster(self, cluster: str, report: Mapping[str, Any]) -> None:

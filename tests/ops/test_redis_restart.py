@@ -200,6 +200,7 @@ async def test_a_redis_restart_under_a_running_watcher_and_web_server(
             status, body, _ = browser.request("/api/v1/rollouts")
             assert status == 200, body[:300]
 
+            assert "unreachable" not in watcher_log.read_text(), watcher_log.read_text()[-2000:]
             private_redis.stop()  # --- Redis is down ---------------------------------------------------
             await sync_to_async(time.sleep)(1.0)
             late = Browser(f"http://127.0.0.1:{port}")
@@ -228,6 +229,8 @@ async def test_a_redis_restart_under_a_running_watcher_and_web_server(
             status, body, _ = late.request("/api/v1/live-status")
             assert json.loads(body)["bus"]["ok"] is True
             assert watcher.poll() is None and web.poll() is None
+            await sync_to_async(time.sleep)(3.5)  # the next lease renewal finds Redis again
+            assert "Redis (the live bus) is reachable again" in watcher_log.read_text()
         finally:
             _stop(watcher)
             _stop(web)
