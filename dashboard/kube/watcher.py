@@ -76,7 +76,13 @@ from dashboard.live.bus import BusError, LiveBus
 from dashboard.live.lease import Lease, LeaseState
 from dashboard.metrics.baseline import BaselineCache
 from dashboard.metrics.config import from_settings as metrics_config
-from dashboard.observability.metrics import watch_changed, watch_listed, watch_published
+from dashboard.observability.metrics import (
+    BUS_ERRORS,
+    WATCH_FAILING,
+    watch_changed,
+    watch_listed,
+    watch_published,
+)
 
 log = logging.getLogger(__name__)
 
@@ -302,6 +308,7 @@ class Watcher:
 
     def cluster_report(self) -> dict[str, Any]:
         """This cluster's freshness as the bus carries it (see ``dashboard.live.freshness``)."""
+        WATCH_FAILING.labels(self.cluster).set(sum(1 for h in self._health.values() if h.failing_since))
         return {
             "cluster": self.cluster,
             "reportedAt": time.time(),
@@ -425,6 +432,7 @@ class Watcher:
     def _bus_failed(self, error: str) -> None:
         """Count a failed bus or lease call; say so at once, then every ``bus_log_seconds``."""
         self.stats.bus_errors += 1
+        BUS_ERRORS.labels(self.cluster).inc()
         now = time.monotonic()
         if self._bus_down_since is None:
             self._bus_down_since = now
