@@ -15,6 +15,11 @@
    Deployments and HTTPRoutes require the Canary CRD) is only watched once that one is served; the watcher
    enforces it, so a cluster without Flagger is not asked for every Deployment.
 
+6. A TLS failure (the API server got a new certificate) or a 401/403 (a rotated token) makes the API
+   re-read its configuration (``KubeApi.reload``) before the retry: without that, a watcher would fail
+   every watch forever with the certificate it started with. Every success and failure is told to the
+   sink (``seen`` / ``failed``), which makes the cluster's freshness of them.
+
 All timeouts live in ``WatchSettings``. Non-goals: no caching and no view building (the sink does that),
 no use of ``kubernetes.informer`` (it crashes on custom resources).
 """
