@@ -165,7 +165,8 @@ def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step
     is_canary = "canary" in dig_map(spec, "strategy")
     steps = dig_list(canary, "steps")
     index = as_int(status.get("currentStepIndex"))
-    next_index = min(index + 1, len(steps))
+    # GetCurrentCanaryStep + "if index < len(steps) { index++ }": never past the last step, never lowered.
+    next_index = index + 1 if index < len(steps) else index
     paused_spec = as_bool(spec.get("paused"))
     unpause = Request("rollout", name, {"spec": {"paused": False}})
     status_body: dict[str, Any] | None = None
@@ -174,8 +175,14 @@ def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step
     if skip_current_step:
         if not is_canary or not steps:
             raise Refused("skip-current-step only applies to a canary with steps")
+        # Only the step index, even when spec.paused is set: promote -c sends no spec patch.
         status_body = unified = {"status": {"currentStepIndex": next_index}}
         summary = f"Skip step {index}/{len(steps)} (its pause or analysis): go to {next_index}/{len(steps)}"
+        return Plan(
+            (_status(name, status_body),),
+            without_status=(Request("rollout", name, unified),),
+            summary=summary,
+        )
     elif full:
         if status.get("currentPodHash") != status.get("stableRS"):
             status_body = {"status": {"promoteFull": True}}
@@ -199,7 +206,10 @@ def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step
         unified = {"spec": {"paused": False}, "status": {"pauseConditions": None}}
     elif is_canary and steps:
         status_body = {"status": {"pauseConditions": None, "currentStepIndex": next_index}}
-        unified = {"spec": {"paused": False}, "status": {"pauseConditions": None, "currentStepIndex": index}}
+        unified = {
+            "spec": {"paused": False},
+            "status": {"pauseConditions": None, "currentStepIndex": next_index},
+        }
     else:
         summary = "Unpause the rollout"
     requests = []
@@ -277,14 +287,12 @@ def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], 
         if len(ordered) < 2:
             raise Refused(f'no revision found for rollout "{name}"')
         target = ordered[1]
-    template = copy.deepcopy(dict(dig_map(target, "spec", "template")))
-    labels = dict(dig_map(template, "metadata", "labels"))
-    if HASH_LABEL in labels:
-        labels.pop(HASH_LABEL)
-        template["metadata"] = {**dig_map(template, "metadata"), "labels": labels}
+    template = _without_hash(dig_map(target, "spec", "template"))
     revision = revision_of(target)
     summary = f"Roll back to revision {revision} (ReplicaSet {dig_str(target, 'metadata', 'name')})"
-    if _derivative(template, dig_map(rollout, "spec", "template")):
+    # equalIgnoreHash: DeepDerivative(rolloutTemplate, rsTemplate), the hash label dropped from both. The
+    # rollout's template comes first, so keys only the ReplicaSet has (API-server defaults) are ignored.
+    if _derivative(_without_hash(dig_map(rollout, "spec", "template")), template):
         return Plan(
             note=f"skipped rollback (current template already matches revision {revision})", summary=summary
         )
@@ -294,18 +302,43 @@ def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], 
     )
 
 
-def _derivative(a: Any, b: Any) -> bool:
-    """Go's ``equality.Semantic.DeepDerivative(a, b)``: unset fields of ``a`` are ignored."""
-    if isinstance(a, Mapping):
-        return isinstance(b, Mapping) and all(
-            _derivative(v, b.get(k)) for k, v in a.items() if v not in (None, "", [], {}, 0, False)
-        )
-    if isinstance(a, list):
-        same_length = isinstance(b, list) and len(a) == len(b)
-        return same_length and all(_derivative(x, y) for x, y in zip(a, b, strict=True))
-    if a in (None, "", [], {}, 0, False):
+def _without_hash(template: Mapping[str, Any]) -> dict[str, Any]:
+    result = copy.deepcopy(dict(template))
+    labels = dict(dig_map(result, "metadata", "labels"))
+    if HASH_LABEL in labels:
+        labels.pop(HASH_LABEL)
+        result["metadata"] = {**dig_map(result, "metadata"), "labels": labels}
+    return result
+
+
+_MISSING = object()
+
+
+def _derivative(a: Any, b: Any = _MISSING) -> bool:
+    """apimachinery's ``Semantic.DeepDerivative(a, b)`` on unstructured values (maps, lists, scalars).
+
+    An empty map, list or string or a null in ``a`` matches anything; a key of ``a`` missing from ``b``
+    does not match; ``a`` may be shorter than ``b`` (a list or a map); numbers and booleans compare exactly.
+    """
+    if b is _MISSING:
+        return False
+    if a is None:
         return True
-    return bool(a == b)
+    if b is None:
+        return False
+    if isinstance(a, Mapping):
+        if not isinstance(b, Mapping):
+            return False
+        if not a:
+            return True
+        return len(a) <= len(b) and all(_derivative(v, b.get(k, _MISSING)) for k, v in a.items())
+    if isinstance(a, list):
+        if not isinstance(b, list):
+            return False
+        return not a or (len(a) <= len(b) and all(_derivative(x, b[i]) for i, x in enumerate(a)))
+    if isinstance(a, str):
+        return isinstance(b, str) and (not a or a == b)
+    return type(a) is type(b) and bool(a == b)
 
 
 def unwedge_refusal(rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str) -> str | None:

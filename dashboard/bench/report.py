@@ -333,6 +333,16 @@ def _mark(target: dict[str, Any]) -> str:
     return "met" if target["met"] else "not measured" if target["value"] is None else "missed"
 
 
+def first_render_text(page: dict[str, Any]) -> str:
+    """The first-render figure, or why there is none (skipped on purpose, or the browser's error)."""
+    browser = page.get("browser")
+    if browser is None:
+        return "not measured (run with --no-browser)"
+    if browser.get("first_render_ms") is not None:
+        return f"{browser['first_render_ms']} ms"
+    return f"not measured: {browser.get('error', 'no figure')}"
+
+
 def summary_lines(result: dict[str, Any]) -> list[str]:
     e2e, bus = result["end_to_end"]["ms"], result["end_to_end"]["write_to_bus_ms"]
     page = result["fleet_page"]
@@ -349,8 +359,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"loss: {loss['clients_matching']}/{loss['clients']} clients equal the simulator; bus matches: "
         f"{loss['bus_matching']}; undelivered {loss['undelivered']}; zero loss: {loss['zero_loss']}",
         f"fleet page: first byte shell {page.get('shell', {}).get('median_ms')} ms, rows document "
-        f"{page.get('rows', {}).get('median_ms')} ms; first render "
-        f"{(page.get('browser') or {}).get('first_render_ms', (page.get('browser') or {}).get('error'))} ms",
+        f"{page.get('rows', {}).get('median_ms')} ms; first render {first_render_text(page)}",
         "memory (peak RSS MB): "
         + ", ".join(f"{k} {v}" for k, v in result["memory"]["peak_rss_mb"].items())
         + f"; Redis used {result['memory']['redis_used_peak_mb']} MB",

@@ -381,6 +381,9 @@ def event_icon(event: Mapping[str, Any]) -> str:
     if event.get("kind") == "action":
         data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
         return ACTION_ICONS.get(str((data or {}).get("outcome")), "info")
+    if event.get("kind") == "kube.event":  # a Kubernetes Event: Warning or Normal
+        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        return "warning" if (data or {}).get("type") == "Warning" else "info"
     return TIMELINE_ICONS.get(str(event.get("kind")), "info")
 
 

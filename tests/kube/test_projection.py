@@ -39,7 +39,7 @@ UPSTREAM_SETS = (
 )
 LATER = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # long after every fixture: time-based findings fire
 
-# Every constructed Flagger canary of the shared fixtures (a new one is checked without editing this file).
+# Every constructed Flagger canary of the upstream fixtures (a new one is checked without editing this file).
 FLAGGER_CANARIES = sorted(p.name for p in (SHARED_FIXTURES / "flagger" / "constructed").glob("canary-*.yaml"))
 
 

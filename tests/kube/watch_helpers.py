@@ -25,6 +25,7 @@ RESOURCES = {
     "pods": "Pod",
     "argoproj.io/analysisruns": "AnalysisRun",
     "argoproj.io/experiments": "Experiment",
+    "events": "Event",  # the Events about each Rollout (its view lists the newest)
 }
 
 
