@@ -26,7 +26,7 @@ import pytest
 
 from dashboard.live.bus import RedisBus
 from kubesim.testing import free_port, running_kubesim
-from tests.kube.watch_helpers import assert_bus_matches_fresh_list
+from tests.kube.watch_helpers import assert_bus_matches_fresh_list, fresh_views
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,6 +136,20 @@ def _wait_http(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError("the web server did not start within 30 s")
 
 
+async def _fleet_snapshot(base: str, browser: Browser) -> dict[str, Any]:
+    """What a fleet page's websocket receives first, with ``browser``'s session."""
+    import aiohttp
+
+    cookies = {c.name: c.value for c in browser.jar}
+    async with aiohttp.ClientSession(cookies=cookies) as session, session.ws_connect(
+        base.replace("http://", "ws://") + "/ws/fleet/", headers={"Origin": base}
+    ) as ws:
+        await ws.send_str("{}")
+        message = await ws.receive_json(timeout=10)
+    assert message["type"] == "snapshot", message
+    return dict(message)
+
+
 async def _quiet(bus: RedisBus, *, seconds: float, timeout: float) -> None:
     """Wait until nothing has been published for ``seconds`` (the scenarios have ended)."""
     import asyncio
@@ -228,6 +242,8 @@ async def test_a_redis_restart_under_a_running_watcher_and_web_server(
             assert status == 200, body[:300]
             status, body, _ = late.request("/api/v1/live-status")
             assert json.loads(body)["bus"]["ok"] is True
+            snapshot = await _fleet_snapshot(f"http://127.0.0.1:{port}", late)
+            assert len(snapshot["rows"]) == len(fresh_views(sim, CLUSTER)), snapshot
             assert watcher.poll() is None and web.poll() is None
             await sync_to_async(time.sleep)(3.5)  # the next lease renewal finds Redis again
             assert "Redis (the live bus) is reachable again" in watcher_log.read_text()
