@@ -1,6 +1,8 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (see dashboard/web/routing).
 
 Websockets are session-authenticated (AuthMiddlewareStack) and their Origin must be an allowed host.
+Start-up stops with one line when a setting is bad (``rollouts_ui.settings``) or the database does not
+answer (``settings_check.require_database``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rollouts_ui.settings")
 django_asgi_app = get_asgi_application()
+
+from rollouts_ui.settings_check import require_database  # noqa: E402
+
+require_database()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (Django must be set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -7,8 +7,10 @@ retention hourly and the notification sweep every 30 s (retries, rate-limited me
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rollouts_ui.settings")
 
@@ -27,3 +29,11 @@ BEAT_SCHEDULE = {
     },
 }
 app.conf.beat_schedule = BEAT_SCHEDULE
+
+
+@worker_init.connect
+def _require_database(**kwargs: Any) -> None:
+    """A worker without its database stops at once, naming DATABASE_URL (not at its first task)."""
+    from rollouts_ui.settings_check import require_database
+
+    require_database()

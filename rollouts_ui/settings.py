@@ -1,7 +1,8 @@
 """Settings for rollouts-ui, all read from the environment (see README "Configuration").
 
 With nothing set, the embedded default works out of the box: SQLite and the in-memory channel layer.
-With ``DATABASE_URL`` / ``REDIS_URL`` set, PostgreSQL and Redis are used.
+With ``DATABASE_URL`` / ``REDIS_URL`` set, PostgreSQL and Redis are used. Every value is checked here
+(``rollouts_ui.settings_check``): a bad one stops any process at start-up with one line naming it.
 """
 
 from __future__ import annotations
@@ -10,18 +11,29 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
 from dashboard.observability.logs import logging_config
-from rollouts_ui.env import env_bool, env_int, env_json, env_list, env_str, env_url
+from rollouts_ui import settings_check
+from rollouts_ui.env import (
+    collect_problems,
+    env_bool,
+    env_int,
+    env_json,
+    env_list,
+    env_str,
+    env_url,
+    problem,
+    stop_collecting,
+)
 
+_problems = collect_problems()  # bad values are noted, then reported together at the end of this file
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", False)
 _INSECURE_DEV_KEY = "insecure-embedded-mode-key-change-me"
 SECRET_KEY = env_str("SECRET_KEY", _INSECURE_DEV_KEY)
 if SECRET_KEY == _INSECURE_DEV_KEY and env_bool("REQUIRE_SECRET_KEY", False):
-    raise ImproperlyConfigured("SECRET_KEY must be set when REQUIRE_SECRET_KEY is true")
+    problem("SECRET_KEY must be set when REQUIRE_SECRET_KEY is true")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -50,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.observability.middleware.LiveBusDownMiddleware",  # Redis down: 503 with the outage, not 500
 ]
 
 ROOT_URLCONF = "rollouts_ui.urls"
@@ -74,11 +87,15 @@ TEMPLATES = [
 DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
 # No persistent connections: under ASGI every request runs in its own thread, and a connection kept
 # per thread made 200 simultaneous page loads open 200 connections (PostgreSQL allows 100).
-_database: dict[str, Any] = (
-    {**dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True)}
-    if DATABASE_URL
-    else {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}
-)
+_database: dict[str, Any] = {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}
+if DATABASE_URL:
+    try:
+        _database = {**dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True)}
+    except ValueError as _error:
+        problem(f"DATABASE_URL cannot be read: {_error}")
+if _database["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer is an error after a few seconds, not a hang (start-up, probes).
+    _database["OPTIONS"] = {"connect_timeout": settings_check.DATABASE_CONNECT_TIMEOUT}
 # PostgreSQL: a bounded pool per process instead (psycopg_pool); a burst of requests queues for it.
 DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0, maximum=1000)  # 0: no pool
 if _database["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_SIZE:
@@ -95,17 +112,13 @@ if REDIS_URL:
             "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}], "capacity": 1000},
         }
     }
-    # Sessions read from Redis (written through to the database): a page load needs no session query.
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("LIVE_REDIS_PREFIX", "rollouts-ui:") + "cache",
-        }
-    }
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Sessions live in the database only: with a Redis cache in front (cached_db), every request — the login
+# page included — failed while Redis was down, and a logout during an outage could leave the session
+# alive in the cache afterwards. One indexed query per request is the price.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 # --- Celery (actions); embedded mode runs tasks inline --------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -176,11 +189,13 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-    raise ImproperlyConfigured(f"LOG_LEVEL={LOG_LEVEL!r} is not a logging level")
+    problem(f"LOG_LEVEL={LOG_LEVEL!r} is not a logging level (DEBUG, INFO, WARNING, ERROR)")
+    LOG_LEVEL = "INFO"
 # Structured logs (dashboard.observability.logs): JSON lines with request ids; secrets redacted.
 LOG_FORMAT = env_str("LOG_FORMAT", "json").lower()
 if LOG_FORMAT not in {"json", "plain"}:
-    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or plain")
+    problem(f"LOG_FORMAT={LOG_FORMAT!r} is not json or plain")
+    LOG_FORMAT = "json"
 LOGGING = logging_config(LOG_LEVEL, LOG_FORMAT)
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")  # when set, /metrics wants "Authorization: Bearer <token>"
 
@@ -190,3 +205,11 @@ NOTIFY_RATE_PER_MINUTE = env_int("NOTIFY_RATE_PER_MINUTE", 20, minimum=1)
 NOTIFY_MAX_ATTEMPTS = env_int("NOTIFY_MAX_ATTEMPTS", 8, minimum=1, maximum=30)
 NOTIFY_TIMEOUT_SECONDS = env_int("NOTIFY_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
 NOTIFY_MAX_AGE_MINUTES = env_int("NOTIFY_MAX_AGE_MINUTES", 60, minimum=1)
+
+# --- freshness of the live data (dashboard.live.freshness) ----------------------------------------------
+# A cluster whose watches saw nothing for this long is shown "stale since …" and named by /readyz.
+LIVE_STALE_AFTER_SECONDS = env_int("LIVE_STALE_AFTER_SECONDS", 120, minimum=10, maximum=3600)
+# /readyz names what is down to anonymous callers only when this is true (else: status only).
+READYZ_DETAILS_PUBLIC = env_bool("READYZ_DETAILS_PUBLIC", False)
+
+settings_check.finish(globals(), stop_collecting())

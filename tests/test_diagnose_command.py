@@ -114,3 +114,34 @@ def test_bad_options_get_a_clear_error(args: list[str], message: str) -> None:
 def test_a_pipeline_state_given_on_the_command_line_is_used() -> None:
     text = diagnose(str(DATA / "sev1-dump.yaml"), "--pipeline", "abcdef1=failed")
     assert "pipeline-red-rollout-healthy" not in text  # the rollout is not healthy: nothing to say
+
+
+def _run_diagnose(*args: str) -> tuple[str, str, int]:
+    out, err = StringIO(), StringIO()
+    code = 0
+    try:
+        call_command("diagnose", *args, stdout=out, stderr=err)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    return out.getvalue(), err.getvalue(), code
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "cause"),
+    [
+        ("binary.yaml", b"\x00\x01\x02garbage\xff", "binary data"),
+        ("truncated.json", b'{"kind": "Rollout", "metadata": {', "invalid JSON"),
+        ("deep.json", b"{\"a\":" * 100_000 + b"1" + b"}" * 100_000, "levels deep"),
+        ("empty.yaml", b"", "empty"),
+        ("deep.jsonl", b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n", "nested too deeply"),
+    ],
+)
+def test_unreadable_input_is_one_line_naming_the_file_and_exits_1(
+    tmp_path: Path, name: str, data: bytes, cause: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    _, err, code = _run_diagnose(str(path))
+    assert code == 1
+    assert err.strip().count("\n") == 0, err
+    assert err.startswith(f"error: {path}") and cause in err, err

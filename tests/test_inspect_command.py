@@ -120,3 +120,35 @@ def test_an_unknown_rollout_name_or_a_bad_now_is_a_clear_error(shared_fixtures: 
         call_command("inspect", directory, "--rollout", "nope", stdout=StringIO())
     with pytest.raises(CommandError, match="--now must be an RFC3339 time"):
         call_command("inspect", directory, "--now", "yesterday", stdout=StringIO())
+
+
+BAD_INPUTS = {
+    "binary.yaml": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", "binary data"),
+    "latin1.yaml": (b"kind: Rollout\nname: caf\xe9\n", "not UTF-8"),
+    "truncated.json": (b'{"kind": "Rollout", "metadata": {"name": "x"', "invalid JSON"),
+    "truncated.yaml": (b"kind: Rollout\nmetadata:\n  name: [x, y\n", "invalid YAML"),
+    "deep.json": (b"[" * 100_000 + b"]" * 100_000, "nested 100000 levels deep"),
+    "empty.yaml": (b"", "empty"),
+    "blank.yaml": (b"---\n# nothing\n---\n", "no Kubernetes object"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_unreadable_input_is_one_line_naming_the_file_and_the_cause(tmp_path: Path, name: str) -> None:
+    data, cause = BAD_INPUTS[name]
+    path = tmp_path / name
+    path.write_bytes(data)
+
+    out, err, code = _run(str(path))
+
+    assert code == 1
+    assert out == ""
+    assert err.strip().count("\n") == 0, err
+    assert err.startswith(f"error: {path}") and cause in err, err
+    assert "no Rollout found" not in err
+
+
+def test_a_missing_file_is_named_not_reported_as_no_rollout(tmp_path: Path) -> None:
+    out, err, code = _run(str(tmp_path / "nope.yaml"))
+    assert (out, code) == ("", 1)
+    assert err.strip() == f"error: {tmp_path / 'nope.yaml'}: no such file or directory"

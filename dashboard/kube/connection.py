@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import Any
 
 import aiohttp
 import orjson
+
+RELOAD_INTERVAL = 5.0  # seconds between two re-reads of the configuration
 
 
 class ConfigError(Exception):
@@ -99,14 +102,40 @@ def _default_kubeconfig() -> str | None:
 class KubeApi:
     """GET lists and watch streams as JSON dicts, with the configuration's server, credentials and CA."""
 
-    def __init__(self, configuration: Any) -> None:
+    def __init__(
+        self, configuration: Any, *, kubeconfig: str | None = None, context: str | None = None
+    ) -> None:
         self.configuration = configuration
         self.host = str(configuration.host).rstrip("/")
         self._session: aiohttp.ClientSession | None = None
+        self._source = (kubeconfig, context)
+        self.reloads = 0
+        self._reloaded_at = float("-inf")
 
     @classmethod
     async def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeApi:
-        return cls(await load_configuration(kubeconfig, context))
+        return cls(await load_configuration(kubeconfig, context), kubeconfig=kubeconfig, context=context)
+
+    async def reload(self) -> bool:
+        """Read the configuration again (kubeconfig, CA, client certificate, in-cluster token) and start a
+        new connection pool with it: after the API server got a new certificate or a credential was
+        rotated, the watch loop calls this on its next TLS or 401/403 failure. Returns whether anything
+        was re-read (an API built from a configuration object, as in tests, has nothing to re-read)."""
+        kubeconfig, context = self._source
+        in_cluster = os.environ.get("KUBERNETES_SERVICE_HOST")
+        if kubeconfig is None and _default_kubeconfig() is None and not in_cluster:
+            return False
+        # Every watch of the cluster fails at once: one re-read serves them all.
+        if time.monotonic() - self._reloaded_at < RELOAD_INTERVAL:
+            return False
+        self._reloaded_at = time.monotonic()
+        self.configuration = await load_configuration(kubeconfig, context)
+        self.host = str(self.configuration.host).rstrip("/")
+        if self._session is not None:
+            await self._session.close()  # the next request builds the SSL context from the new files
+            self._session = None
+        self.reloads += 1
+        return True
 
     def _ssl(self) -> ssl.SSLContext | bool:
         cfg = self.configuration

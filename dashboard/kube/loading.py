@@ -2,9 +2,12 @@
 
 Used by ``manage.py inspect`` and ``diagnose``. A bad document does not spoil the rest: every
 problem is reported as a :class:`LoadError` naming the file and the 1-based document number, and
-every good object is returned with where it came from. Directories are read recursively in name
-order, taking ``*.yaml``, ``*.yml`` and ``*.json`` files; a file named explicitly is read whatever its
-extension. Non-goals: schema validation, watch recordings (``.jsonl``), talking to a cluster.
+every good object is returned with where it came from. A file that is binary, not UTF-8, empty,
+truncated or nested deeper than ``MAX_DEPTH`` (no Kubernetes object comes close; the parsers would
+overflow the stack) is one error naming the file and the cause, never a traceback. Directories are
+read recursively in name order, taking ``*.yaml``, ``*.yml`` and ``*.json`` files; a file named
+explicitly is read whatever its extension. Non-goals: schema validation, watch recordings (``.jsonl``),
+talking to a cluster.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ from typing import Any
 import yaml
 
 OBJECT_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_DEPTH = 256  # brackets deep; Kubernetes objects (managedFields included) stay well under 64
+# A JSON string (brackets inside it do not nest anything), and the brackets that do.
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 # A YAML document separator line: "---" alone or followed by whitespace (and maybe content).
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?$")
 
@@ -96,36 +103,65 @@ def _files(path: Path) -> Iterator[tuple[Path, LoadError | None]]:
 
 def load_file(path: Path) -> tuple[list[LoadedObject], list[LoadError]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return [], [LoadError(str(path), None, "not UTF-8 text")]
+        data = path.read_bytes()
     except OSError as error:
         return [], [LoadError(str(path), None, f"cannot read: {error.strerror or error}")]
+    if b"\x00" in data:
+        return [], [LoadError(str(path), None, "binary data, not YAML or JSON")]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return [], [LoadError(str(path), None, f"not UTF-8 text (byte {error.start + 1} is invalid)")]
     return load_text(text, str(path))
 
 
 def load_text(text: str, source: str) -> tuple[list[LoadedObject], list[LoadError]]:
     """Objects in one file's text; ``source`` names it in errors."""
+    if not text.strip():
+        return [], [LoadError(source, None, "empty: it holds no Kubernetes object")]
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        return [], [LoadError(source, None, f"nested {depth} levels deep (at most {MAX_DEPTH} are read)")]
     objects: list[LoadedObject] = []
     errors: list[LoadError] = []
-    for number, document in _documents(text, source, errors):
-        _collect(document, source, number, objects, errors)
+    try:
+        for number, document in _documents(text, source, errors):
+            _collect(document, source, number, objects, errors)
+    except RecursionError:  # the depth scan is a heuristic for YAML; never a traceback
+        return [], [LoadError(source, None, "nested too deeply to read")]
+    if not objects and not errors:
+        errors.append(LoadError(source, None, "holds no Kubernetes object (only empty documents)"))
     return objects, errors
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest ``[``/``{`` nesting outside JSON strings (flow-style YAML nests the same way)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _documents(text: str, source: str, errors: list[LoadError]) -> Iterator[tuple[int, Any]]:
     stripped = text.lstrip()
+    json_problem = None
     if stripped.startswith(("{", "[")):
         try:
             yield 1, json.loads(text)
             return
-        except json.JSONDecodeError:
-            pass  # maybe YAML flow style; let the YAML parser have it
+        except json.JSONDecodeError as error:
+            # Maybe YAML flow style: let the YAML parser try, but name the JSON problem if it fails too.
+            json_problem = f"invalid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
     for number, (first_line, chunk) in enumerate(_split_documents(text), start=1):
         try:
             document = yaml.load(chunk, Loader=_ApiLoader)  # _ApiLoader is a SafeLoader
         except yaml.YAMLError as error:
-            errors.append(LoadError(source, number, f"invalid YAML: {_yaml_problem(error, first_line)}"))
+            problem = json_problem or f"invalid YAML: {_yaml_problem(error, first_line)}"
+            errors.append(LoadError(source, None if json_problem else number, problem))
             continue
         if document is not None:
             yield number, document

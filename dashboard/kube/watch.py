@@ -15,6 +15,11 @@
    Deployments and HTTPRoutes require the Canary CRD) is only watched once that one is served; the watcher
    enforces it, so a cluster without Flagger is not asked for every Deployment.
 
+6. A TLS failure (the API server got a new certificate) or a 401/403 (a rotated token) makes the API
+   re-read its configuration (``KubeApi.reload``) before the retry: without that, a watcher would fail
+   every watch forever with the certificate it started with. Every success and failure is told to the
+   sink (``seen`` / ``failed``), which makes the cluster's freshness of them.
+
 All timeouts live in ``WatchSettings``. Non-goals: no caching and no view building (the sink does that),
 no use of ``kubernetes.informer`` (it crashes on custom resources).
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -96,6 +102,12 @@ class WatchSink(Protocol):
 
     def unavailable(self, kind: str, namespace: str | None) -> None: ...
 
+    # Optional (a sink without them is not told): the watch is alive (a list, a watch opened, an event or a
+    # bookmark), or its last attempt failed and why. They feed each cluster's freshness.
+    def seen(self, kind: str, namespace: str | None) -> None: ...
+
+    def failed(self, kind: str, namespace: str | None, error: str) -> None: ...
+
 
 class Gone(Exception):
     """The resourceVersion is too old (410): relist."""
@@ -126,6 +138,8 @@ async def watch_kind(
     full objects is alive at a time, instead of all of them until the sink has them (Python keeps the
     heap they leave behind; a few hundred MB at 10,000 rollouts)."""
     stats = stats if stats is not None else WatchStats()
+    seen: Callable[[str, str | None], None] = getattr(sink, "seen", _ignore)
+    failed: Callable[[str, str | None, str], None] = getattr(sink, "failed", _ignore)
     where = f"{kind.name} in {namespace or 'all namespaces'}"
     path = kind.path(namespace)
     selector = kind.selectors()
@@ -148,6 +162,7 @@ async def watch_kind(
             version = str(metadata.get("resourceVersion") or "")
             stats.lists += 1
             sink.listed(kind.name, namespace, objects)
+            seen(kind.name, namespace)
             del objects
             missing_logged = False
             delay = settings.backoff_initial
@@ -166,6 +181,8 @@ async def watch_kind(
                 timeouts = Timeouts(settings.connect_timeout, settings.silence_timeout)
                 async for event in api.watch(path, watch_params, timeouts):
                     version = _handle_event(kind, event, sink, version, stats)
+                    seen(kind.name, namespace)  # events and bookmarks alike: the stream is alive
+                seen(kind.name, namespace)  # the server ended it normally: alive too
 
         except asyncio.CancelledError:
             raise
@@ -190,16 +207,48 @@ async def watch_kind(
                 await asyncio.sleep(settings.missing_crd_retry)
                 continue
             stats.errors += 1
+            failed(kind.name, namespace, f"API error {error}")
             log.warning("%s: API error %s; retrying in up to %.1fs", where, error, delay)
+            if error.status in (401, 403):
+                await _reload_credentials(api, where)
         except TimeoutError:
             stats.silences += 1
+            failed(kind.name, namespace, f"no response for {settings.silence_timeout:.0f}s")
             log.warning("%s: no response for %.0fs; reconnecting", where, settings.silence_timeout)
         except (aiohttp.ClientError, OSError, ValueError) as error:
             stats.errors += 1
+            failed(kind.name, namespace, f"{type(error).__name__}: {error}")
             log.warning("%s: %s: %s; retrying in up to %.1fs", where, type(error).__name__, error, delay)
+            if is_tls_failure(error):
+                await _reload_credentials(api, where)
         # 4. Full jitter: a fleet of watchers that lost the same server does not return in lockstep.
         await asyncio.sleep(random.uniform(0, delay))
         delay = min(delay * 2, settings.backoff_max)
+
+
+def _ignore(*args: Any) -> None:
+    return None
+
+
+def is_tls_failure(error: BaseException) -> bool:
+    """A certificate the client no longer trusts (the API server was given a new one, or a new CA)."""
+    while error is not None:
+        if isinstance(error, ssl.SSLError | aiohttp.ClientSSLError):
+            return True
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return False
+
+
+async def _reload_credentials(api: KubeApi, where: str) -> None:
+    """Authentication or TLS failed: the kubeconfig, the CA or the service-account token may have been
+    rotated under us. Read them again (the next attempt uses what is on disk now)."""
+    try:
+        changed = await api.reload()
+    except Exception as error:  # a broken file now must not stop the loop; the next failure retries
+        log.warning("%s: re-reading the Kubernetes configuration failed: %s", where, error)
+        return
+    if changed:
+        log.info("%s: Kubernetes configuration re-read after an authentication/TLS failure", where)
 
 
 def _handle_event(

@@ -18,10 +18,16 @@ a cache while building, never fetched there: after a publish, a due refresh runs
 a time), and marks the rollout dirty when the values changed. Prometheus absent or down only means no
 fresh baselines.
 
-Only the holder of the cluster's lease publishes. On getting the lease (at start, after a takeover, or
-after Redis lost its data) the watcher resyncs: it reads what the bus holds for the cluster, removes
-rollouts that no longer exist and republishes every view that differs. Nothing is published before
-every kind has been listed once, so a half-filled cache never reaches a page.
+Only the holder of the cluster's lease publishes. On getting the lease (at start, after a takeover), after
+any failed write to the bus, and whenever the bus's ``incarnation`` changes (Redis restarted, with or
+without its data, or the keys were flushed) the watcher resyncs: it reads what the bus holds for the
+cluster, removes rollouts that no longer exist and republishes every view that differs. A resync that
+fails stays pending until one succeeds. Nothing is published before every kind has been listed once, so
+a half-filled cache never reaches a page. Redis unreachable is logged at once and then every
+``bus_log_seconds`` while it lasts, and counted (``bus_errors``).
+
+Every few seconds the leader also writes the cluster's freshness report to the bus (``cluster_report``:
+when each watch last saw the API server, which watches fail and why; ``dashboard.live.freshness``).
 
 ``replay`` feeds a recording through the same pipeline. Non-goals: the watch protocol itself
 (``watch.py``), deciding anything about rollouts (``dashboard.domain``).
@@ -70,7 +76,13 @@ from dashboard.live.bus import BusError, LiveBus
 from dashboard.live.lease import Lease, LeaseState
 from dashboard.metrics.baseline import BaselineCache
 from dashboard.metrics.config import from_settings as metrics_config
-from dashboard.observability.metrics import watch_changed, watch_listed, watch_published
+from dashboard.observability.metrics import (
+    BUS_ERRORS,
+    WATCH_FAILING,
+    watch_changed,
+    watch_listed,
+    watch_published,
+)
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +147,7 @@ class PipelineSettings:
     batch_size: int = 100  # at most this many views built between two yields to the event loop …
     batch_seconds: float = 0.01  # … and no more than this long spent building them
     bus_retry: float = 2.0  # after a failed publish
+    bus_log_seconds: float = 30.0  # while Redis is unreachable, say so this often
     # Some findings change with time alone (stuck at step 0, a scale-down deadline passing, a weight fight
     # going quiet): every rollout is re-evaluated once per this many seconds, spread evenly over it.
     recheck_seconds: float = 30.0
@@ -154,6 +167,16 @@ class PipelineStats:
     malformed: int = 0
     publish_failures: int = 0
     resyncs: int = 0
+    bus_errors: int = 0  # any failed call to the bus or the lease (Redis unreachable or failing)
+
+
+@dataclass
+class WatchHealth:
+    """What one watch (kind × namespace) last told us about the API server (epoch seconds)."""
+
+    last_seen: float | None = None
+    failing_since: float | None = None
+    error: str = ""
 
 
 class Watcher:
@@ -201,6 +224,11 @@ class Watcher:
         self._wake = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
         self._resync_pending = False
+        self._incarnation: str | None = None
+        self._bus_down_since: float | None = None  # monotonic
+        self._bus_logged_at = float("-inf")
+        self._health: dict[tuple[str, str | None], WatchHealth] = {}
+        self._started_at = time.time()
         self._logged: set[tuple[str, str]] = set()
         # Per rollout UID: what the detectors need beyond one snapshot (hash changes, weight writers).
         self._history: dict[str, Observations] = {}
@@ -264,7 +292,41 @@ class Watcher:
         except Exception as error:  # the domain promises not to raise; one bad object must not stop us
             self._malformed(ROLLOUT, rollout, f"observing it failed: {error!r}")
 
+    def seen(self, kind: str, namespace: str | None) -> None:
+        health = self._health.get((kind, namespace))
+        if health is None:
+            health = self._health[(kind, namespace)] = WatchHealth()
+        health.last_seen = time.time()
+        if health.failing_since is not None:
+            health.failing_since, health.error = None, ""
+
+    def failed(self, kind: str, namespace: str | None, error: str) -> None:
+        health = self._health.setdefault((kind, namespace), WatchHealth())
+        if health.failing_since is None:
+            health.failing_since = time.time()
+        health.error = error[:300]
+
+    def cluster_report(self) -> dict[str, Any]:
+        """This cluster's freshness as the bus carries it (see ``dashboard.live.freshness``)."""
+        WATCH_FAILING.labels(self.cluster).set(sum(1 for h in self._health.values() if h.failing_since))
+        return {
+            "cluster": self.cluster,
+            "reportedAt": time.time(),
+            "startedAt": self._started_at,
+            "ready": self._ready.is_set(),
+            "watches": [
+                {
+                    "watch": kind if namespace is None else f"{kind} in {namespace}",
+                    "lastSeenAt": health.last_seen,
+                    "failingSince": health.failing_since,
+                    "error": health.error,
+                }
+                for (kind, namespace), health in sorted(self._health.items(), key=lambda i: str(i[0]))
+            ],
+        }
+
     def unavailable(self, kind: str, namespace: str | None) -> None:
+        self._health.pop((kind, namespace), None)  # not served: nothing to be fresh about
         # The kinds that wait for this one will not run: nothing to wait for from them either.
         self._synced |= {(k.name, namespace) for k in self.kinds if k.name == kind or k.requires == kind}
         self._check_ready()
@@ -329,17 +391,65 @@ class Watcher:
 
     async def keep_lease(self) -> None:
         while True:
-            state = await self.lease.renew()
-            if state is LeaseState.STANDBY:
-                if self.leader:
-                    log.warning("%s: lost the lease; standing by", self.cluster)
-                self.leader = False
-            elif state is LeaseState.ACQUIRED or not self.leader:
-                log.info("%s: holding the lease; publishing", self.cluster)
-                self.leader = True
-                self._resync_pending = True
-                self._wake.set()
+            await self.renew_once()
             await asyncio.sleep(self.lease.renew_seconds)
+
+    async def renew_once(self) -> None:
+        """Renew the lease; as leader, check the bus still holds what was published and report the
+        cluster's freshness."""
+        state = await self.lease.renew()
+        if state is LeaseState.UNREACHABLE:
+            self._bus_failed(self.lease.error)
+            self.leader = False
+            return
+        if state is LeaseState.STANDBY:
+            if self.leader:
+                log.warning("%s: lost the lease; standing by", self.cluster)
+            self.leader = False
+        elif state is LeaseState.ACQUIRED or not self.leader:
+            log.info("%s: holding the lease; publishing", self.cluster)
+            self.leader = True
+            self._resync_pending = True
+            self._wake.set()
+        if not self.leader:
+            self._bus_ok()
+            return
+        try:
+            incarnation = await self.bus.incarnation()
+            await self.bus.report_cluster(self.cluster, self.cluster_report())
+        except BusError as error:
+            self._bus_failed(str(error))
+            return
+        self._bus_ok()
+        if incarnation != self._incarnation:
+            if self._incarnation is not None:
+                log.warning("%s: the live bus lost its data (Redis restarted or was flushed); republishing",
+                            self.cluster)
+            self._incarnation = incarnation
+            self._resync_pending = True
+            self._wake.set()
+
+    def _bus_failed(self, error: str) -> None:
+        """Count a failed bus or lease call; say so at once, then every ``bus_log_seconds``."""
+        self.stats.bus_errors += 1
+        BUS_ERRORS.labels(self.cluster).inc()
+        now = time.monotonic()
+        if self._bus_down_since is None:
+            self._bus_down_since = now
+        if now - self._bus_logged_at >= self.settings.bus_log_seconds:
+            self._bus_logged_at = now
+            log.error(
+                "%s: Redis (the live bus) is unreachable for %.0fs: %s; pages are not being updated "
+                "(%d errors so far)",
+                self.cluster, now - self._bus_down_since, error, self.stats.bus_errors,
+            )
+
+    def _bus_ok(self) -> None:
+        if self._bus_down_since is not None:
+            log.warning("%s: Redis (the live bus) is reachable again after %.0fs", self.cluster,
+                        time.monotonic() - self._bus_down_since)
+            self._bus_down_since = None
+            self._bus_logged_at = float("-inf")
 
     async def publish_forever(self) -> None:
         await self._ready.wait()
@@ -350,14 +460,14 @@ class Watcher:
                 await self.flush()
             except BusError as error:
                 self.stats.publish_failures += 1
-                log.warning(
-                    "%s: publishing failed (%s); retrying in %.0fs",
-                    self.cluster,
-                    error,
-                    self.settings.bus_retry,
-                )
+                self._bus_failed(f"publishing failed ({error}); retrying in {self.settings.bus_retry:.0f}s")
+                # What the bus holds is unknown now (Redis may have restarted empty): resync, not retry.
+                self._resync_pending = True
                 await asyncio.sleep(self.settings.bus_retry)
                 self._wake.set()
+            else:
+                if self._bus_down_since is not None and self.leader:
+                    self._bus_ok()
 
     async def keep_heap_frozen(self) -> None:
         """Keep the cyclic garbage collector's passes short.
@@ -608,10 +718,11 @@ class Watcher:
         )
 
     async def _resync(self) -> None:
-        """Make the bus hold exactly this cluster's current views (after getting the lease)."""
+        """Make the bus hold exactly this cluster's current views (after getting the lease or losing
+        Redis). Still pending if it fails: the flag is cleared only once the bus has answered."""
+        held = await self.bus.snapshots(self.cluster)
         self._resync_pending = False
         self.stats.resyncs += 1
-        held = await self.bus.snapshots(self.cluster)
         current: dict[str, str] = {}
         for uid, root in self.cache.roots().items():
             meta = root["metadata"]
@@ -678,5 +789,6 @@ def describe_stats(watcher: Watcher) -> str:
     return (
         f"changes={s.changes} builds={s.builds} published={s.published} unchanged={s.unchanged} "
         f"removed={s.removed} malformed={s.malformed} lists={w.lists} watches={w.watches} gone={w.gone} "
-        f"errors={w.errors} silences={w.silences} at={format_time(datetime.now(UTC))}"
+        f"errors={w.errors} silences={w.silences} bus_errors={s.bus_errors} resyncs={s.resyncs} "
+        f"at={format_time(datetime.now(UTC))}"
     )

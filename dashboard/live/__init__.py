@@ -13,6 +13,10 @@ Contract (stable; the web part reads it):
     id is older than the oldest update kept: send the snapshot again. An entry is
     ``{"key", "op": "update"|"remove", "view": dict|None, "row": dict|None, "events": [timeline events]}``.
   - ``last_id() -> str`` — the newest stream id (``"0-0"`` when empty).
+  - ``incarnation() -> str`` — changes when the store may have lost data (Redis restarted or the bus's
+    keys were flushed): the watcher then republishes everything it holds.
+  - ``report_cluster(cluster, report)`` / ``cluster_reports() -> {cluster: report}`` — each cluster's
+    freshness, written by its watcher every few seconds (``dashboard.live.freshness`` reads it).
   - Store failures raise ``BusError``; a malformed stream id raises ``ValueError`` naming it.
 - Resuming without loss: read ``last_id()`` BEFORE ``snapshot()``/``fleet()``, send those, then
   ``read_since(that id)``; updates carry full views, so applying one twice is harmless.
@@ -22,7 +26,8 @@ Contract (stable; the web part reads it):
   The doorbell may be lost (followers also poll); the stream may not.
 - Redis keys (prefix ``settings.LIVE_REDIS_PREFIX``, default ``rollouts-ui:``): ``snap`` and ``fleet``
   (hashes keyed by rollout key), ``stream`` (capped at ``settings.LIVE_STREAM_MAXLEN``),
-  ``lease:{cluster}`` (``dashboard.live.lease``: which watcher of a cluster publishes).
+  ``lease:{cluster}`` (``dashboard.live.lease``: which watcher of a cluster publishes), ``clusters`` (hash:
+  cluster → freshness report), ``epoch`` (set once per store; gone means the keys were flushed).
 
 Non-goals: history (``dashboard.history``), access control (the web layer filters what it shows).
 """

@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -64,6 +65,12 @@ class LiveBus(Protocol):
     ) -> list[tuple[str, Entry]]: ...
 
     async def last_id(self) -> str: ...
+
+    async def incarnation(self) -> str: ...
+
+    async def report_cluster(self, cluster: str, report: Mapping[str, Any]) -> None: ...
+
+    async def cluster_reports(self) -> dict[str, dict[str, Any]]: ...
 
 
 def view_key(view: Mapping[str, Any]) -> str:
@@ -198,6 +205,8 @@ class RedisBus:
         self.snap_key = f"{prefix}snap"
         self.fleet_key = f"{prefix}fleet"
         self.stream_key = f"{prefix}stream"
+        self.clusters_key = f"{prefix}clusters"
+        self.epoch_key = f"{prefix}epoch"
         self.doorbell_group = stream_group(prefix)
         self._doorbell = _Doorbell(channel_layer, self.doorbell_group)
         # redis.asyncio clients belong to one event loop; keep one per loop.
@@ -323,6 +332,29 @@ class RedisBus:
         last = await self._call("xrevrange", self.stream_key, "+", "-", 1)
         return _text(last[0][0]) if last else "0-0"
 
+    async def incarnation(self) -> str:
+        """Changes whenever the store may have lost what was written: Redis restarted (its ``run_id``;
+        also a failover to another server) or the bus's keys were flushed (the epoch key, set once per
+        store, is gone and set anew)."""
+        import redis
+
+        try:
+            info = await self._redis().info("server")
+            async with self._redis().pipeline(transaction=True) as pipe:
+                pipe.set(self.epoch_key, uuid.uuid4().hex, nx=True)
+                pipe.get(self.epoch_key)
+                _, epoch = await pipe.execute()
+        except redis.RedisError as error:
+            raise BusError(f"reading the bus's incarnation from Redis failed: {error}") from error
+        return f"{info.get('run_id', '')}:{_text(epoch)}"
+
+    async def report_cluster(self, cluster: str, report: Mapping[str, Any]) -> None:
+        await self._call("hset", self.clusters_key, cluster, _dumps(dict(report)))
+
+    async def cluster_reports(self) -> dict[str, dict[str, Any]]:
+        raw = await self._call("hgetall", self.clusters_key)
+        return {_text(k): _loads(_text(v)) for k, v in raw.items()}
+
     async def _call(self, command: str, *args: Any) -> Any:
         import redis
 
@@ -395,6 +427,17 @@ class MemoryBus:
         with self._store.lock:
             return self._store.stream[-1][0] if self._store.stream else "0-0"
 
+    async def incarnation(self) -> str:
+        return "memory"  # the process's own store is never lost while the process lives
+
+    async def report_cluster(self, cluster: str, report: Mapping[str, Any]) -> None:
+        with self._store.lock:
+            self._store.clusters[cluster] = json.loads(_dumps(dict(report)))
+
+    async def cluster_reports(self) -> dict[str, dict[str, Any]]:
+        with self._store.lock:
+            return dict(self._store.clusters)
+
 
 class _MemoryStore:
     def __init__(self, maxlen: int) -> None:
@@ -402,6 +445,7 @@ class _MemoryStore:
         self.snapshots: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, dict[str, Any]] = {}
         self.stream: deque[tuple[str, Entry]] = deque(maxlen=maxlen)
+        self.clusters: dict[str, dict[str, Any]] = {}
         self._last = (0, 0)
 
     def write(self, key: str, view: dict[str, Any] | None, row: dict[str, Any] | None, entry: Entry) -> str:
@@ -457,3 +501,24 @@ def _text(value: Any) -> str:
 def _glob(text: str) -> str:
     """Escape Redis glob characters in a cluster name."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+def read_cluster_reports(*, timeout: float = 2.0) -> dict[str, dict[str, Any]]:
+    """Every watcher's freshness report, read synchronously (readiness probes run in plain threads)."""
+    from django.conf import settings
+
+    prefix = str(getattr(settings, "LIVE_REDIS_PREFIX", DEFAULT_PREFIX))
+    if not settings.REDIS_URL:
+        store = MemoryBus._stores.get(prefix)
+        if store is None:
+            return {}
+        with store.lock:
+            return dict(store.clusters)
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout)
+    try:
+        raw = client.hgetall(f"{prefix}clusters")
+    finally:
+        client.close()
+    return {_text(k): _loads(_text(v)) for k, v in raw.items()}

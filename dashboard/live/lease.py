@@ -6,7 +6,8 @@ every ``renew_seconds`` and a standby tries to take it just as often, so a dead 
 is the embedded mode's lease: one process, always the leader.
 
 ``renew()`` answers with a ``LeaseState``: ``acquired`` means "you just became leader" — also after Redis
-lost its data (a restart without persistence) — which is the watcher's cue to republish everything.
+lost its data (a restart without persistence) — which is the watcher's cue to republish everything;
+``unreachable`` means Redis did not answer (the watcher stops publishing and says so, loudly).
 
 Non-goals: no fencing tokens (a paused leader may publish once more after losing the lease; the next
 leader's full republish corrects it).
@@ -41,10 +42,12 @@ class LeaseState(enum.Enum):
     STANDBY = 0
     HELD = 1
     ACQUIRED = 2
+    UNREACHABLE = 3  # Redis did not answer: nobody can tell who holds it (``lease.error`` says why)
 
 
 class Lease(Protocol):
     renew_seconds: float
+    error: str  # why the last renewal was UNREACHABLE
 
     async def renew(self) -> LeaseState: ...
 
@@ -66,6 +69,7 @@ class RedisLease:
         self.owner = uuid.uuid4().hex
         self.ttl_ms = int(ttl_seconds * 1000)
         self.renew_seconds = renew_seconds
+        self.error = ""
         self._client: Any = None
 
     def _redis(self) -> Any:
@@ -76,13 +80,15 @@ class RedisLease:
         return self._client
 
     async def renew(self) -> LeaseState:
-        """Renew (or try to take) the lease; any Redis error counts as not holding it."""
+        """Renew (or try to take) the lease; a Redis error is UNREACHABLE (not holding it either)."""
         import redis
 
         try:
             result = await self._redis().eval(_RENEW, 1, self.key, self.owner, self.ttl_ms)
-        except (redis.RedisError, OSError):
-            return LeaseState.STANDBY
+        except (redis.RedisError, OSError) as error:
+            self.error = f"{type(error).__name__}: {error}"
+            return LeaseState.UNREACHABLE
+        self.error = ""
         return LeaseState(int(result))
 
     async def release(self) -> None:
@@ -100,6 +106,7 @@ class MemoryLease:
     """One process: the lease is always held (acquired on the first renewal)."""
 
     renew_seconds = 3.0
+    error = ""
 
     def __init__(self) -> None:
         self._held = False

@@ -61,6 +61,16 @@ PUBLISH_LATENCY = Histogram(
     "How long one publish of a batch of views to the live bus (Redis) takes.",
     buckets=_LATENCY_BUCKETS,
 )
+BUS_ERRORS = Counter(
+    "rollouts_ui_watch_bus_errors",
+    "Failed calls of the watcher to the live bus or its lease (Redis unreachable or failing).",
+    ["cluster"],
+)
+WATCH_FAILING = Gauge(
+    "rollouts_ui_watch_failing",
+    "Watches of this cluster whose last attempt failed (TLS, authentication, unreachable API server).",
+    ["cluster"],
+)
 WEBSOCKET_CLIENTS = Gauge(
     "rollouts_ui_websocket_clients", "Websocket connections open on this web process.", ["consumer"]
 )

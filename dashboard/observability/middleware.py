@@ -1,9 +1,13 @@
-"""Request ids and one structured access-log line per request.
+"""Request ids and one structured access-log line per request; pages that answer while Redis is down.
 
 The id comes from the ``X-Request-ID`` header when a proxy set a sane one (letters, digits, ``.-_``, at
 most 64), else a new random one; it is put in the logging context (``logs.request_id``) for everything
 logged while the request runs and returned in the response's ``X-Request-ID``. Works in both sync and
 async stacks (no thread hop under ASGI).
+
+``LiveBusDownMiddleware`` turns a ``BusError`` (Redis unreachable) escaping a view into an answer: 503 JSON
+naming the outage for the API, and for pages a 503 page saying "live updates are down since …" — never a
+500. Pages that do not need the bus (login, audit, history) are untouched by an outage.
 
 Non-goals: no tracing spans, no request bodies in logs (they may carry secrets).
 """
@@ -18,8 +22,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.shortcuts import render
+from django.utils.deprecation import MiddlewareMixin
 
+from dashboard.live import outage
+from dashboard.live.bus import BusError
 from dashboard.observability.logs import request_id
 
 log = logging.getLogger("rollouts_ui.request")
@@ -90,3 +98,21 @@ def _finish(request: HttpRequest, response: HttpResponseBase, rid: str, started:
             "user": getattr(user, "username", "") if getattr(user, "is_authenticated", False) else "",
         },
     )
+
+
+class LiveBusDownMiddleware(MiddlewareMixin):
+    """A view that needed the live bus while Redis is down answers 503 with the outage, not 500."""
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponseBase | None:
+        if not isinstance(exception, BusError):
+            return None
+        outage.failed(exception)
+        state = outage.state()
+        log.warning("live bus unavailable for %s %s: %s", request.method, request.path, exception)
+        if request.path.startswith("/api/"):
+            return JsonResponse(
+                {"error": f"live updates are down since {state['downSince']}: Redis cannot be reached",
+                 "liveDownSince": state["downSince"]},
+                status=503,
+            )
+        return render(request, "live_unavailable.html", {"since": state["downSince"], "page": ""}, status=503)

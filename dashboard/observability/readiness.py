@@ -12,20 +12,30 @@ not "unready" for it.
 the web Deployment's probe skips clusters, because one remote cluster's outage must not take the whole
 dashboard out of its Service (its pages say that cluster is unreachable instead).
 
+Each watched cluster also has a ``live:{cluster}`` check (skipped with ``clusters`` too): its watcher's
+freshness report on the bus (``dashboard.live.freshness``) — not ready while it is stale or its watches
+keep failing (a new API server certificate, a rotated token), even though ``GET /version`` answers.
+
+Every check is bounded: the whole run answers within ``DEADLINE`` seconds, naming what did not answer
+(a database that accepts connections and never replies, a Redis behind a dead route).
+
 Non-goals: no caching (probes are seconds apart and each check is one round trip), no repair.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
-TIMEOUT = (2.0, 3.0)  # connect, read: a probe must answer well inside Kubernetes' default 1 s… 10 s window
+TIMEOUT = (1.5, 1.5)  # connect, read: a probe must answer well inside Kubernetes' default 1 s… 10 s window
+DEADLINE = 2.0  # seconds: every check that has not answered by then is reported as not answering
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,30 @@ def check_cluster(name: str) -> Check:
     return Check(label, True, f"ok ({version.git_version})")
 
 
+def check_freshness() -> list[Check]:
+    """One ``live:{cluster}`` check per cluster whose watcher reports to the bus."""
+    from dashboard.live.bus import read_cluster_reports
+    from dashboard.live.freshness import fleet_freshness, stale_after_seconds
+
+    try:
+        reports = read_cluster_reports(timeout=TIMEOUT[1])
+    except Exception as error:  # Redis down is the redis check's to report
+        return [Check("live", False, f"error: cannot read the watchers' reports: {_first_line(error)}")]
+    checks = []
+    for fresh in fleet_freshness(reports, now=time.time(), stale_after=stale_after_seconds()):
+        label = f"live:{fresh['cluster']}"
+        if fresh["stale"]:
+            since = fresh["staleSince"] or "start"
+            checks.append(Check(label, False, f"stale since {since}: {fresh['reason']}"))
+        elif fresh["failing"]:
+            first = fresh["failing"][0]
+            checks.append(Check(label, False, f"watch {first['watch']} failing since {first['since']}: "
+                                              f"{_first_line(Exception(first['error']))}"))
+        else:
+            checks.append(Check(label, True, f"ok (last seen {fresh['lastSeenAt']})"))
+    return checks
+
+
 def clusters_to_check() -> list[str]:
     from dashboard.kube.actions import DEFAULT_CLUSTER, clusters
 
@@ -91,16 +125,36 @@ def _default_configured() -> bool:
     )
 
 
-def run_checks(skip: Collection[str] = ()) -> list[Check]:
-    planned: list[tuple[str, Callable[[], Check]]] = [("database", check_database)]
+def run_checks(skip: Collection[str] = (), *, deadline: float = DEADLINE) -> list[Check]:
+    planned: list[tuple[str, Callable[[], Check | list[Check]]]] = [("database", check_database)]
     if settings.REDIS_URL:
         url = settings.REDIS_URL
         planned.append(("redis", lambda: check_redis(url)))
+    problems: list[Check] = []
     if "clusters" not in skip:
-        planned += [(f"cluster:{n}", _cluster_check(n)) for n in clusters_to_check()]
+        try:
+            planned += [(f"cluster:{n}", _cluster_check(n)) for n in clusters_to_check()]
+        except Exception as error:  # a bad CLUSTERS value is a failed check, never a 500 page
+            problems.append(Check("clusters", False, f"error: {_first_line(error)}"))
+        planned.append(("live", check_freshness))
     planned = [(name, fn) for name, fn in planned if name not in skip]
-    with ThreadPoolExecutor(max_workers=min(8, len(planned)) or 1) as pool:
-        return list(pool.map(lambda item: item[1](), planned))
+    # Not a ``with`` block: leaving it waits for every thread, and a check that hangs must not hold the
+    # answer (its thread ends by its own timeout, after the probe has been answered).
+    pool = ThreadPoolExecutor(max_workers=min(8, len(planned)) or 1, thread_name_prefix="readyz")
+    futures: list[tuple[str, Future[Check | list[Check]]]] = [(name, pool.submit(fn)) for name, fn in planned]
+    pool.shutdown(wait=False)
+    wait_all([future for _, future in futures], timeout=deadline)
+    results = list(problems)
+    for name, future in futures:
+        if not future.done():
+            results.append(Check(name, False, f"error: no answer within {deadline:g}s"))
+            continue
+        try:
+            answer = future.result()
+        except Exception as error:
+            answer = Check(name, False, f"error: {type(error).__name__}: {_first_line(error)}")
+        results.extend(answer if isinstance(answer, list) else [answer])
+    return results
 
 
 def _cluster_check(name: str) -> Callable[[], Check]:

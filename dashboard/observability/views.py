@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -72,3 +72,39 @@ def metrics(request: HttpRequest) -> HttpResponse:
                                 content_type="text/plain")
     body = generate_latest(REGISTRY) + generate_latest(_DATABASE)
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+
+
+PROBE_SECONDS = 2.0  # the bus probe of the live status answers within this, whatever Redis does
+
+
+async def live_status(request: HttpRequest) -> JsonResponse:
+    """``/api/v1/live-status``: is the live data fresh? Polled by every page's live indicator (live.js).
+
+    ``{"bus": {"ok", "downSince", "error"}, "clusters": [freshness per cluster], "staleAfterSeconds"}``:
+    the bus part is this server's own view of Redis; the clusters part is each watcher's report.
+    """
+    import asyncio
+    import time
+
+    from dashboard.access.visibility import may_read
+    from dashboard.live import outage
+    from dashboard.live.bus import BusError
+    from dashboard.live.freshness import fleet_freshness, stale_after_seconds
+    from dashboard.web import data
+
+    user = await request.auser()
+    if not may_read(user):
+        return JsonResponse({"error": "authentication required"}, status=401)
+    clusters: list[dict[str, Any]] = []
+    try:
+        reports = await asyncio.wait_for(data.bus().cluster_reports(), PROBE_SECONDS)
+    except (BusError, TimeoutError) as error:
+        outage.failed(str(error) or f"no answer from Redis within {PROBE_SECONDS:g}s")
+    else:
+        outage.recovered()
+        clusters = fleet_freshness(reports, now=time.time(), stale_after=stale_after_seconds())
+    response = JsonResponse(
+        {"bus": outage.state(), "clusters": clusters, "staleAfterSeconds": stale_after_seconds()}
+    )
+    response["Cache-Control"] = "no-store"
+    return response

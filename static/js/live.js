@@ -1,18 +1,85 @@
 // Live connection: snapshot first, then updates; resumes from the last stream id after a drop, with
 // backoff; closes while the tab is hidden and resumes when it is shown again.
+//
+// The "Live" dot is green only while all three hold: this page's websocket is open, the server reaches
+// Redis (the live bus), and no cluster's data is stale. /api/v1/live-status (polled every 10 s) says the
+// last two; the banner under the top bar says what is wrong and since when ("stale since …" per
+// cluster). Everything shown is text (textContent), never HTML from the server.
 (function () {
   "use strict";
+
+  var STATUS_URL = "/api/v1/live-status";
+  var POLL_MS = 10000;
+
+  function clock(iso) {
+    if (!iso) return "start";
+    var when = new Date(iso);
+    return isNaN(when) ? iso : when.toLocaleTimeString();
+  }
+
+  // What the server says about freshness, and the banner lines it makes.
+  function problems(status) {
+    var lines = [];
+    if (!status) return lines;
+    if (status.bus && !status.bus.ok) {
+      lines.push({ level: "down", text: "Live updates are down since " + clock(status.bus.downSince) +
+        ": the server cannot reach Redis. What you see may be out of date; it recovers by itself." });
+    }
+    (status.clusters || []).forEach(function (c) {
+      if (c.stale) {
+        var why = c.reason + (c.failing && c.failing.length ? " (" + c.failing[0].error + ")" : "");
+        lines.push({ level: "stale", text: "Cluster " + c.cluster + ": stale since " + clock(c.staleSince) + " — " + why + "." });
+      } else if (c.failing && c.failing.length) {
+        lines.push({ level: "failing", text: "Cluster " + c.cluster + ": watch " + c.failing[0].watch +
+          " failing since " + clock(c.failing[0].since) + " — " + c.failing[0].error });
+      }
+    });
+    return lines;
+  }
 
   function connect(path, handlers) {
     var socket = null, lastId = null, attempt = 0, timer = null, silence = null, stopped = false;
     var status = document.getElementById("live-status");
+    var banner = document.getElementById("live-banner");
+    var socketState = "connecting", updatedAt = null, server = null, poller = null;
 
-    function show(state, text) {
-      if (!status) return;
-      status.hidden = false;
-      status.setAttribute("data-state", state);
-      status.querySelector(".live-text").textContent = text;
+    // One place decides what the dot and the banner say.
+    function render() {
+      var lines = problems(server);
+      var state, text;
+      if (socketState === "paused") { state = "paused"; text = "Paused while hidden"; }
+      else if (socketState !== "open") { state = "reconnecting"; text = socketState === "connecting" ? "Connecting…" : "Reconnecting…"; }
+      else if (server === "unreachable") { state = "down"; text = "Server unreachable"; }
+      else if (lines.some(function (l) { return l.level === "down"; })) { state = "down"; text = "Live updates down"; }
+      else if (lines.some(function (l) { return l.level === "stale"; })) { state = "stale"; text = "Stale data"; }
+      else { state = "live"; text = updatedAt ? "Live · updated " + updatedAt : "Live"; }
+      if (status) {
+        status.hidden = false;
+        status.setAttribute("data-state", state);
+        status.querySelector(".live-text").textContent = text;
+      }
+      if (banner) {
+        while (banner.firstChild) banner.removeChild(banner.firstChild);
+        lines.forEach(function (line) {
+          var p = document.createElement("p");
+          p.className = "live-banner-line";
+          p.setAttribute("data-level", line.level);
+          p.textContent = line.text;
+          banner.appendChild(p);
+        });
+        banner.hidden = lines.length === 0;
+      }
       if (handlers.status) handlers.status(state);
+    }
+
+    function poll() {
+      clearTimeout(poller);
+      if (stopped) return;
+      fetch(STATUS_URL, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (body) { server = body || server; render(); })
+        .catch(function () { server = "unreachable"; render(); })
+        .then(function () { poller = setTimeout(poll, POLL_MS); });
     }
 
     function open() {
@@ -22,8 +89,10 @@
       socket.onopen = function () {
         attempt = 0;
         socket.send(JSON.stringify(lastId ? { resume: lastId } : {}));
-        show("live", "Live");
+        socketState = "open";
+        render();
         watchSilence();
+        poll();  // a reconnect is a good moment to ask whether the data is fresh
       };
       socket.onmessage = function (event) {
         watchSilence();
@@ -31,7 +100,7 @@
         if (message.streamId) lastId = message.streamId;
         if (message.type === "snapshot") handlers.snapshot(message);
         else if (message.type === "update") handlers.update(message);
-        if (message.type !== "ping") show("live", "Live · updated " + new Date().toLocaleTimeString());
+        if (message.type !== "ping") { updatedAt = new Date().toLocaleTimeString(); render(); }
       };
       socket.onclose = function (event) {
         clearTimeout(silence);
@@ -40,7 +109,8 @@
         if (event.code === 4401) { location.reload(); return; }  // session ended: go to the login page
         // 0.5 s, 1 s, 2 s … capped at 15 s, with jitter so a restarted server is not hit all at once.
         var delay = Math.min(15000, 500 * Math.pow(2, attempt++)) * (0.75 + Math.random() * 0.5);
-        show("reconnecting", "Reconnecting…");
+        socketState = "reconnecting";
+        render();
         timer = setTimeout(open, delay);
       };
     }
@@ -53,17 +123,18 @@
 
     document.addEventListener("visibilitychange", function () {
       if (document.hidden) {
-        stopped = true; clearTimeout(timer);
+        stopped = true; clearTimeout(timer); clearTimeout(poller);
         if (socket) socket.close();
-        show("paused", "Paused while hidden");
+        socketState = "paused";
+        render();
       } else if (stopped) {
-        stopped = false; attempt = 0; open();
+        stopped = false; attempt = 0; socketState = "connecting"; open(); poll();
       }
     });
 
-    handlers.start = function (streamId) { lastId = streamId || null; open(); };
+    handlers.start = function (streamId) { lastId = streamId || null; open(); poll(); };
     return handlers;
   }
 
-  window.Live = { connect: connect };
+  window.Live = { connect: connect, problems: problems };
 })();

@@ -16,7 +16,7 @@ from dashboard.history.recorder import Recorder
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.watch import WatchSettings
 from dashboard.kube.watcher import PipelineSettings, Watcher, comparable
-from dashboard.live.bus import LiveBus, RedisBus
+from dashboard.live.bus import BusError, LiveBus, RedisBus
 from dashboard.live.lease import Lease, RedisLease
 
 FAST_WATCH = WatchSettings(silence_timeout=3.0, backoff_initial=0.1, backoff_max=1.0, server_timeout=30.0)
@@ -59,7 +59,13 @@ async def assert_bus_matches_fresh_list(bus: LiveBus, sim: Any, cluster: str, ti
     deadline = time.monotonic() + timeout
     while True:
         expected = {k: _plain(v) for k, v in fresh_views(sim, cluster).items()}
-        held = {k: _plain(v) for k, v in (await bus.snapshots(cluster)).items()}
+        try:
+            held = {k: _plain(v) for k, v in (await bus.snapshots(cluster)).items()}
+        except BusError:  # the reader's own connection to a restarted Redis: ask again
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+            continue
         for view in held.values():
             # The watcher adds what a fresh list cannot know (Argo CD context; findings need history).
             view.pop("gitops", None)

@@ -153,3 +153,22 @@ def test_a_bus_used_again_from_a_new_event_loop_still_rings() -> None:
     asyncio.run(bus.publish(view("a"), []))  # as from async_to_sync: the loop may end before it rings
     stream_id, heard = asyncio.run(publish_and_hear(channel))
     assert heard[-1] == stream_id
+
+
+async def test_the_incarnation_is_stable_until_the_bus_keys_are_flushed(
+    redis_url: str, redis_prefix: str
+) -> None:
+    import redis
+
+    bus = RedisBus(redis_url, prefix=redis_prefix)
+    first = await bus.incarnation()
+    assert first == await bus.incarnation()
+    redis.Redis.from_url(redis_url).delete(f"{redis_prefix}epoch")  # what FLUSHALL or a restart does
+    assert await bus.incarnation() != first
+    await bus.close()
+
+
+async def test_cluster_reports_round_trip(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.report_cluster("prod", {"cluster": "prod", "reportedAt": 1.5, "watches": []})
+    assert (await bus.cluster_reports())["prod"]["reportedAt"] == 1.5

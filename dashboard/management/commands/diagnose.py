@@ -50,9 +50,14 @@ class Command(BaseCommand):
         now = _parse_now(options["now"])
         pipelines = _parse_pipelines(options["pipeline"])
         thresholds = Thresholds(stuck_at_step_zero_seconds=float(settings.STUCK_AT_STEP_ZERO_SECONDS))
-        result = diagnose_paths(
-            options["paths"], now=now, thresholds=thresholds, pipelines=pipelines, cluster=options["cluster"]
-        )
+        try:
+            result = diagnose_paths(
+                options["paths"], now=now, thresholds=thresholds, pipelines=pipelines,
+                cluster=options["cluster"],
+            )
+        except RecursionError:  # a recording line nested beyond the JSON parser (dumps are checked first)
+            self.stderr.write(f"error: {', '.join(options['paths'])}: nested too deeply to read")
+            sys.exit(1)
         output = render_json(result) if options["format"] == "json" else render_text(result)
         self.stdout.write(output, ending="")
         for problem in result.errors:

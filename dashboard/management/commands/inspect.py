@@ -3,8 +3,9 @@
 Reads files or directories of Kubernetes objects, builds every Rollout's view with the pure domain
 and prints it: ``--format text`` is byte-for-byte ``kubectl argo rollouts get rollout NAME --no-color``,
 ``--format json`` the RolloutView document. ``--experiment NAME`` prints an Experiment the way
-``get experiment`` does. Unreadable input is reported on stderr naming file and document, the rest
-is still printed, and the exit status is 1. Non-goals: talking to a cluster, findings.
+``get experiment`` does. Unreadable input (missing, binary, empty, truncated, too deeply nested) is
+reported on stderr, one line naming file and cause, the rest is still printed,
+and the exit status is 1. Non-goals: talking to a cluster, findings.
 """
 
 from __future__ import annotations
@@ -44,10 +45,15 @@ class Command(BaseCommand):
         problems.extend(_status_problems(loaded.objects))
         objects = [item.object for item in loaded.objects]
 
-        if options["experiment"]:
-            output = _experiments(objects, options["experiment"], options["format"], now)
-        else:
-            output = _rollouts(objects, options["rollout"], options["format"], now)
+        try:
+            if options["experiment"]:
+                output = _experiments(objects, options["experiment"], options["format"], now)
+            else:
+                output = _rollouts(objects, options["rollout"], options["format"], now)
+        except CommandError:
+            if not loaded.errors:
+                raise
+            output = ""  # the input could not be read: that is the error to show, not "nothing found"
 
         if output:
             self.stdout.write(output, ending="")

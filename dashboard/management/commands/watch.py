@@ -53,6 +53,10 @@ class Command(BaseCommand):
                 f"--cluster {cluster!r}: use lowercase letters, digits, '.', '_' or '-' "
                 "(at most 63, starting and ending with a letter or digit)"
             )
+        if not options["no_history"]:
+            from rollouts_ui.settings_check import require_database
+
+            require_database()  # the history needs it: say so now, not after the first list
         if options["metrics_port"]:
             from dashboard.observability.metrics import start_metrics_server
 
