@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from .durations import age
-from .objects import (
+from ..durations import age
+from ..objects import (
     as_bool,
     as_list,
     as_str,
@@ -39,7 +39,7 @@ from .objects import (
     rfc3339,
     str_map,
 )
-from .status_icons import rollout_icon
+from ..status_icons import rollout_icon
 
 CONTROLLER = "flagger"
 KIND = "Canary"
@@ -796,7 +796,7 @@ def canary_view(
         age=age(created, now),
         updated_at=updated,
     )
-    from .findings.flagger import canary_findings  # here: the findings package imports this module's peers
+    from ..findings.flagger import canary_findings  # here: the findings package imports this module's peers
 
     return replace(view, findings=tuple(f.to_dict() for f in canary_findings(view, now)))
 
