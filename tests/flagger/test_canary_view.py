@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from dashboard.domain.flagger import canary_view, parse_event_message, parse_flagger_metrics
+from dashboard.domain.flagger import canary_view, parse_flagger_metrics
 
 NOW = datetime(2026, 7, 22, tzinfo=UTC)
 ROLLOUT_KEYS = {
@@ -127,13 +127,3 @@ def test_it_never_raises_on_garbage() -> None:
     events: list[Any] = [{"involvedObject": None}, "x"]
     for junk in ({}, {"status": "x"}, {"spec": [], "status": {"conditions": "no"}}, {"metadata": None}):
         assert canary_view(junk, events=events, now=NOW).to_dict()["controller"] == "flagger"
-
-
-def test_messages_parse_into_flagger_s_formats() -> None:
-    assert (
-        parse_event_message("Halt podinfo.test advancement success rate 97.31% < 99%")[0] == "metric-failed"
-    )
-    kind, fields, combined = parse_event_message(
-        "(combined from similar events): Halt podinfo.test advancement waiting for promotion approval gate"
-    )
-    assert (kind, fields["hook"], combined) == ("waiting-promotion", "gate", True)
