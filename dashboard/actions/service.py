@@ -62,9 +62,7 @@ def split_key(key: str) -> tuple[str, str, str]:
 
 
 def _groups_of(user: Any) -> list[str]:
-    access = access_for(user)
-    username = str(getattr(user, "username", "") or "")
-    return sorted(s for s in access.subjects if s != username and not s.startswith("role:"))
+    return list(access_for(user).groups)
 
 
 ANONYMOUS = "(anonymous)"

@@ -152,8 +152,7 @@ def _audit(
 ) -> AuditEntry:
     groups: list[str] = []
     if getattr(user, "is_authenticated", False):
-        username = _actor(user)
-        groups = sorted(s for s in access_for(user).subjects if s != username and not s.startswith("role:"))
+        groups = list(access_for(user).groups)
     entry = AuditEntry(
         actor=_actor(user),
         groups=groups,
