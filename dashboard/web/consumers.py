@@ -4,7 +4,7 @@ Protocol (JSON text frames):
 
 - Connect to ``/ws/fleet/`` or ``/ws/rollouts/<cluster>/<namespace>/<name>/`` with the session cookie.
   Anonymous connections are refused (close code 4401) unless ``ANONYMOUS_READ_ONLY``; a rollout the user
-  may not see closes with 4403. The Origin header is checked by ``AllowedHostsOriginValidator``.
+  may not see closes with 4403. The Origin is checked before any consumer runs (``dashboard.web.origin``).
 - The client's first frame is ``{"resume": "<last stream id>"}`` or ``{}`` (sending nothing is the same
   as ``{}`` after one second).
 - The server answers with ``{"type": "snapshot", "streamId": id, ...}`` — fleet: ``rows`` (presented
