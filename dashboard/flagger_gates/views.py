@@ -9,26 +9,28 @@ Non-goals: deciding anything (``services``), rendering pages.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard import jsonbody
 from dashboard.access.rbac import can
 from dashboard.flagger_gates import services
 
 log = logging.getLogger(__name__)
+BODY_MAX_BYTES = 64 * 1024  # Flagger's payload is a few hundred bytes plus the hook's metadata
 
 
 @csrf_exempt  # Flagger cannot send a CSRF token; the gate only reads decisions and records the call
 @require_POST
 def gate_webhook(request: HttpRequest, cluster: str, gate: str) -> HttpResponse:
     try:
-        body = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
-        return HttpResponse("the body is not JSON", status=400, content_type="text/plain")
+        body = jsonbody.loads(request.body or b"null", max_bytes=BODY_MAX_BYTES)
+    except jsonbody.JsonBodyError as error:
+        status = 413 if error.too_large else 400
+        return HttpResponse(str(error), status=status, content_type="text/plain")
     try:
         payload = services.parse_payload(gate, body)
         token = services.token_from(body, request.GET.get("token", ""))

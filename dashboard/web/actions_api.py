@@ -18,7 +18,6 @@ attempts), both filtered by the same permission checks.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
@@ -28,6 +27,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard import jsonbody
 from dashboard.access.policy import ACTIONS, GET
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import may_read
@@ -44,6 +44,7 @@ STATUS = {
     Outcome.FAILED: 502,
 }
 POLL_SECONDS = 0.1
+BODY_MAX_BYTES = 16 * 1024  # seen, params and a key: a few hundred bytes
 
 
 def _denied_status(detail: str) -> int:
@@ -85,9 +86,10 @@ async def run_action(
         return JsonResponse({"error": "authentication required"}, status=401)
     key = f"{cluster}/{namespace}/{name}"
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        body = None
+        body = jsonbody.loads(request.body or b"{}", what="the request body", max_bytes=BODY_MAX_BYTES)
+    except jsonbody.JsonBodyError as error:
+        entry = await sync_to_async(attempt_refused)(user, action, key, str(error))
+        return _answer(entry, entry, False)
     if not isinstance(body, dict):
         entry = await sync_to_async(attempt_refused)(
             user, action, key, "the request body must be a JSON object"

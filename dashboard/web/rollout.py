@@ -7,20 +7,21 @@ where they are tested. Non-goal: computing the view itself (the domain does) or 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard import jsonbody
 from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
 from dashboard.web.timefmt import age_since, clock, parse_time
 
+MEASUREMENT_MAX_BYTES = 64 * 1024  # a measurement value is a number or a short list, as text
+
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
-
 
 
 def present_rollout(
@@ -261,7 +262,7 @@ def measurement_value(raw: object) -> float | None:
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
-        value = json.loads(raw)
+        value = jsonbody.loads(raw, what="the measurement value", max_bytes=MEASUREMENT_MAX_BYTES)
     except ValueError:
         return None
     while isinstance(value, list) and value:
