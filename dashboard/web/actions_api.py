@@ -3,8 +3,9 @@
 Body (JSON): ``{"seen": {"podHash", "stepIndex", "resourceVersion", "status", "paused", "aborted"},
 "params": {"revision": N} | {"replicaSet": NAME}, "idempotencyKey": "…"}``; the key may also come as an
 ``Idempotency-Key`` header; ``seen`` must name the facts ``plans.SEEN_REQUIRED`` lists for the action. The
-body is parsed by ``dashboard.jsonbody`` (size and depth bounded first). Session authentication with CSRF (the ``X-CSRFToken`` header), like every
-form of the site. The service audits every attempt, refusals included.
+body is parsed by ``dashboard.jsonbody`` (size and depth bounded first). Session authentication with
+CSRF (the ``X-CSRFToken`` header), like every form of the site. The service audits every attempt,
+refusals included.
 
 Answers: 200 done (also when nothing needed sending, with the reason), 202 accepted but still running
 after ``ACTIONS_WAIT_SECONDS``, 400 bad request, 401 not signed in, 403 not permitted, 409 the rollout
