@@ -18,8 +18,6 @@ from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, 
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
 from dashboard.web.timefmt import age_since, clock, parse_time
 
-MEASUREMENT_MAX_BYTES = 64 * 1024  # a measurement value is a number or a short list, as text
-
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
 
@@ -262,7 +260,7 @@ def measurement_value(raw: object) -> float | None:
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
-        value = jsonbody.loads(raw, what="the measurement value", max_bytes=MEASUREMENT_MAX_BYTES)
+        value = jsonbody.loads(raw, what="the measurement value", max_bytes=64 * 1024)
     except ValueError:
         return None
     while isinstance(value, list) and value:
