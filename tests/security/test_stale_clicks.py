@@ -176,3 +176,39 @@ def test_the_lock_outlives_its_expiry_while_its_holder_works(
     # A crashed worker's lock expires after LOCK_SECONDS, but a slow action keeps its lock.
     monkeypatch.setattr(service, "LOCK_SECONDS", 1)
     assert _run_workers(redis_prefix, hold_seconds=2.5, count=2) == [1, 1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_worker_processes_running_two_promotes_advance_exactly_one_step(
+    sim: Any, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.conf import settings
+
+    from dashboard.actions import tasks
+    from tests.security.workers import run_accepted_action
+
+    monkeypatch.setattr(tasks.execute_action, "delay", lambda entry_id: None)  # the workers below run it
+    load(sim, canary(pauseConditions=None, controllerPause=False, phase="Progressing"))
+    seen = seen_of(get(sim, "shop", "checkout"))
+    entries = [
+        service.rollout_act(make_user(f"manager{i}", "operator"), "promote", KEY, seen=seen)[0]
+        for i in range(2)
+    ]
+    assert [e.outcome for e in entries] == [Outcome.ACCEPTED] * 2
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(2), context.Queue()
+    db_name = settings.DATABASES["default"]["NAME"]
+    workers = [
+        context.Process(
+            target=run_accepted_action,
+            args=(db_name, str(sim.kubeconfig), redis_prefix, e.pk, barrier, results),
+        )
+        for e in entries
+    ]
+    for worker in workers:
+        worker.start()
+    outcomes = sorted(results.get(timeout=90) for _ in workers)
+    for worker in workers:
+        worker.join(10)
+    assert outcomes == [Outcome.CONFLICT, Outcome.DONE]
+    assert get(sim, "shop", "checkout")["status"]["currentStepIndex"] == 2
