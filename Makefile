@@ -13,11 +13,15 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-# Embedded mode: simulator, watcher and web server in one process, SQLite, no other services.
+# Embedded mode: simulator, watcher and web server in one process, SQLite, no other services. Prometheus
+# (live analysis charts) is installed the way `make test` installs its packages, when run as root.
+# Choose scenarios with: make demo DEMO_ARGS="--scenario healthy-canary --scenario blue-green"
 demo: install
-	LOG_FORMAT=$${LOG_FORMAT:-plain} $(PY) manage.py demo
+	bash scripts/system-packages.sh demo
+	LOG_FORMAT=$${LOG_FORMAT:-plain} $(PY) manage.py demo $(DEMO_ARGS)
 
-# Everything CI runs: lint, types and the whole suite against the real PostgreSQL and Redis.
+# Everything CI runs: lint, types and the whole suite against the real PostgreSQL and Redis. Installs the
+# missing Debian packages first (chromium, prometheus, kubectl, redis, postgresql: needs root).
 test: install
 	bash scripts/system-packages.sh
 	bash scripts/services.sh

@@ -1,14 +1,19 @@
-"""Embedded mode in one process: kubesim with a mix of scenarios, the watcher, and the web server.
+"""Embedded mode in one process: kubesim with every built-in scenario, the watcher, and the web server.
 
-``run_demo`` migrates the (SQLite) database, creates a demo login with a fresh random password (printed
-once), starts the simulator on its own thread, then runs the watcher and uvicorn on one event loop so
-the in-memory bus and channel layer are shared.
+``run_demo`` migrates the (SQLite) database, creates the demo logins with fresh random passwords (printed
+once: ``demo`` may do everything, and one user per built-in role), starts the simulator on its own thread,
+then runs the watcher and uvicorn on one event loop so the in-memory bus and channel layer are shared.
 
-Live metrics: when a ``prometheus`` binary exists, ``demo_prometheus`` starts a real one scraping the
-simulated pods, routes the Prometheus-backed scenarios' analyses to it and points the demo cluster's
-``PROMETHEUS_URLS`` entry at it, so the rollout page's charts work. Without the binary, ``plan_scenarios``
-leaves the Prometheus-backed scenarios out of the default mix (their analyses could only Error) and says
-so, with the install command.
+Every built-in scenario runs by default, each on names of its own; ``demo_legend`` says which rollout
+plays which scenario (the fleet page shows it in demo mode). A failure that stops the simulation is
+logged at once with its cause and ``fail_the_cluster`` makes the simulated API server answer every
+request with an error, so the dashboard shows the cluster as failing rather than as quietly frozen.
+
+Live metrics: when a ``prometheus`` binary exists (``make demo`` installs it the way ``make test`` does,
+when it can), ``demo_prometheus`` starts a real one scraping the simulated pods, routes the
+Prometheus-backed scenarios' analyses to it and points the demo cluster's ``PROMETHEUS_URLS`` entry at it,
+so the rollout page's charts work. Without the binary, ``plan_scenarios`` leaves the Prometheus-backed
+scenarios out of the default mix (their analyses could only Error) and says so in one line.
 
 Non-goals: production use (run ``watch`` + an ASGI server + Celery for that) and choosing scenarios beyond
 what kubesim offers.
@@ -22,20 +27,24 @@ import secrets
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from kubesim.scenarios import builtin_names
+from kubesim.scenarios.builtin import PROMETHEUS_SCENARIOS
 
 # The Prometheus-backed ones: real traffic metrics, analyses answered by a real Prometheus.
-METRICS_SCENARIOS = ("prometheus-healthy", "prometheus-error-spike")
-DEFAULT_SCENARIOS = (
-    "healthy-canary",
-    "rerender-race",
-    "blue-green",
-    "failed-analysis-abort",
-    "paused-reads-degraded",
-    "orphaned-canary",
-    *METRICS_SCENARIOS,
-)
+METRICS_SCENARIOS = tuple(str(s["name"]) for s in PROMETHEUS_SCENARIOS)
+DEFAULT_SCENARIOS = tuple(builtin_names())
 DEMO_USER = "demo"
 CLUSTER = "demo"
+# One login per built-in role (dashboard.access.policy.BUILTIN_ROLES), and what it may do.
+ROLE_USERS = (
+    ("viewer", "viewer", "sees every rollout; no actions"),
+    ("operator", "operator", "sees every rollout; promote, abort, retry, pause, resume, restart, undo"),
+    ("admin", "admin", "everything, including unwedge"),
+)
+# Months: the simulated cluster stays failed until the demo stops.
+FAILED_FOR_SECONDS = 90 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -69,16 +78,72 @@ def needs_prometheus(names: Sequence[str]) -> list[str]:
 
 
 def plan_scenarios(names: Sequence[str], *, explicit: bool, have_prometheus: bool) -> tuple[list[str], str]:
-    """The scenarios to run and what to tell the user about live metrics (pure)."""
+    """The scenarios to run and, in one line, what is missing without Prometheus and why (pure)."""
     backed = needs_prometheus(names)
     if have_prometheus or not backed:
         return list(names), ""
     from kubesim.prometheus import INSTALL_HINT
 
-    missing = f"prometheus is not installed, so there are no live metrics charts (install it: {INSTALL_HINT})"
+    missing = (
+        "prometheus is not installed (make demo installs it only as root; install it: "
+        f"sudo {INSTALL_HINT}), so there are no live analysis charts"
+    )
     if explicit:
         return list(names), f"{missing}; the analyses of {', '.join(backed)} will Error."
     return [n for n in names if n not in backed], f"{missing}; leaving out {', '.join(backed)}."
+
+
+def demo_legend(names: Sequence[str]) -> list[dict[str, Any]]:
+    """For each scenario: the objects that play it (with their page) and the state it reaches (pure)."""
+    from dashboard.web.fleet import rollout_path
+    from kubesim.scenarios import load_scenarios
+
+    legend = []
+    for scenario in load_scenarios(list(names)):
+        plays = [(r.namespace, r.name) for r in scenario.rollouts]
+        plays += [(c.namespace, c.name) for c in scenario.canaries]
+        objects = [{"label": f"{ns}/{name}", "url": rollout_path(CLUSTER, ns, name)} for ns, name in plays]
+        if scenario.fleet is not None:
+            fleet = scenario.fleet
+            last = f"fleet-{fleet.namespaces - 1:02d}"
+            objects.append({"label": f"{fleet.rollouts} rollouts svc-* in fleet-00 … {last}", "url": ""})
+        description = scenario.description
+        start = min((i for i in (description.find("Ends "), description.find("Cycles")) if i >= 0), default=0)
+        legend.append(
+            {
+                "scenario": scenario.name,
+                "kind": "Flagger Canary" if scenario.canaries else "Rollout",
+                "objects": objects,
+                "outcome": description[start:],
+                "description": description,
+            }
+        )
+    return legend
+
+
+def fail_the_cluster(handle: Any, say: Callable[[str], None]) -> None:
+    """When the simulation of the running kubesim ``handle`` stops, its API server fails every request
+    from then on (its watches end), so the dashboard shows the demo cluster failing rather than a frozen
+    picture; ``say`` tells the person running the demo why."""
+    simulation = handle.simulation
+    if simulation is None:
+        return
+
+    def hook(error: BaseException) -> None:
+        handle.faults.fail(seconds=FAILED_FOR_SECONDS, code=503)
+        handle.faults.drop_watches()
+        say(
+            f"The simulation stopped ({type(error).__name__}: {error}); the demo cluster now answers every "
+            "request with 503, so the dashboard shows it failing. Stop with Ctrl-C."
+        )
+
+    def attach() -> None:  # on the simulator's loop, so a failure cannot slip between check and append
+        if simulation.failed is not None:
+            hook(simulation.failed)
+        else:
+            simulation.on_failure.append(hook)
+
+    handle.call(attach)
 
 
 def scrape_interval(speed: float) -> float:
@@ -135,20 +200,46 @@ def stop_on_sigterm() -> Iterator[None]:
 
 
 def demo_login() -> tuple[str, str]:
-    """(username, password): the demo user, with a new password each run."""
+    """(username, password): the demo user, with a new password each run, allowed everything."""
     from django.contrib.auth.models import User
 
     password = secrets.token_urlsafe(12)
     user, _ = User.objects.get_or_create(username=DEMO_USER)
     user.set_password(password)
     user.is_active = True
+    user.is_staff = user.is_superuser = True  # the Django admin too: roles and grants are managed there
     user.save()
-    from dashboard.access.models import Grant, Role
-
-    # Access is deny-by-default: the demo login may see and do everything in the simulator.
-    admin, _ = Role.objects.get_or_create(name="admin", defaults={"actions": "*"})
-    Grant.objects.get_or_create(user=user, role=admin)
+    _grant(user, "admin")
     return DEMO_USER, password
+
+
+def role_logins() -> list[tuple[str, str, str, str]]:
+    """(username, password, role, what it may do): one user per built-in role, new passwords each run."""
+    from django.contrib.auth.models import User
+
+    logins = []
+    for username, role, may in ROLE_USERS:
+        password = secrets.token_urlsafe(12)
+        user, _ = User.objects.get_or_create(username=username)
+        user.set_password(password)
+        user.is_active = True
+        user.is_staff = user.is_superuser = False
+        user.save()
+        _grant(user, role)
+        logins.append((username, password, role, may))
+    return logins
+
+
+def _grant(user: Any, role_name: str) -> None:
+    """``user`` holds exactly the built-in role ``role_name`` on everything (access is deny-by-default)."""
+    from dashboard.access.models import Grant, Role
+    from dashboard.access.policy import BUILTIN_ROLES
+
+    role, _ = Role.objects.get_or_create(
+        name=role_name, defaults={"actions": " ".join(BUILTIN_ROLES[role_name])}
+    )
+    Grant.objects.filter(user=user).exclude(role=role).delete()
+    Grant.objects.get_or_create(user=user, role=role, cluster="*", namespace="*", rollout="*", deny=False)
 
 
 async def serve(options: DemoOptions, kubeconfig: str, announce: Callable[[str], None]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from kubesim.faults import Faults
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.server import start_server
-from kubesim.store import Store
+from kubesim.store import DEFAULT_WATCH_WINDOW, Store
 
 # Used when `serve` gets no --scenario and the scenario engine names no default of its own.
 FALLBACK_SCENARIOS = ("healthy-canary",)
@@ -80,8 +80,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--history-limit",
         type=_int,
-        default=50_000,
-        help="events kept for watches; older resourceVersions get 410 Gone",
+        default=DEFAULT_WATCH_WINDOW,
+        help=f"events kept for watches and paginated lists (default {DEFAULT_WATCH_WINDOW}, a bounded window "
+        "like a real server's watch cache); older resourceVersions get 410 Gone",
     )
     serve.add_argument(
         "--prometheus",

@@ -244,6 +244,11 @@ def _item_key(item: Any) -> str | None:
     return None
 
 
+def item_key(item: Any) -> str | None:
+    """The `k:{...}` token of a list item that has a merge key, or None (an atomic list's item)."""
+    return _item_key(item)
+
+
 def _fields(value: Any, old: Any, name: str, *, only_changed: bool) -> FieldSet | None:
     """The fieldsV1 tree of `value` (or of what differs from `old`), or None when nothing is owned."""
     if only_changed and value == old:

@@ -2,13 +2,18 @@
 
 Each `ResourceType` says what a real API server would advertise for the kind (group, version, names, scope,
 verbs, short names, categories, subresources, printer columns), mirroring the upstream CRDs for the Argo
-kinds. Non-goals: schemas, validation, conversion between versions — one served version per kind.
+kinds. The CRDs kubesim installs carry the upstream schemas copied into `kubesim/crds/` (see its SOURCE);
+kinds without a copy get an open schema. Non-goals: conversion between versions — one served version per kind.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 WRITE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 READ_VERBS = ("get", "list", "watch")
@@ -164,6 +169,16 @@ RESOURCES: tuple[ResourceType, ...] = (
             AGE,
         ),
     ),
+    ResourceType(
+        "batch",
+        "v1",
+        "jobs",
+        "job",
+        "Job",
+        categories=("all",),
+        status_subresource=True,
+        columns=(Column("Succeeded", "integer", ".status.succeeded"), AGE),
+    ),
     # As in the upstream CRDs: only Rollout has status (and scale) subresources.
     ResourceType(
         "argoproj.io",
@@ -217,6 +232,17 @@ RESOURCES: tuple[ResourceType, ...] = (
         "analysistemplate",
         "AnalysisTemplate",
         short_names=("at",),
+        custom=True,
+        columns=(AGE,),
+    ),
+    ResourceType(
+        "argoproj.io",
+        "v1alpha1",
+        "clusteranalysistemplates",
+        "clusteranalysistemplate",
+        "ClusterAnalysisTemplate",
+        namespaced=False,
+        short_names=("cat",),
         custom=True,
         columns=(AGE,),
     ),
@@ -317,8 +343,35 @@ def json_path_get(obj: Any, path: str) -> Any:
     return obj
 
 
+CRD_DIR = Path(__file__).parent / "crds"
+OPEN_SCHEMA: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+@functools.cache
+def upstream_crds() -> dict[str, dict[str, Any]]:
+    """The upstream CRDs copied into `kubesim/crds/`, by name (read once per process; never mutate)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(CRD_DIR.rglob("*.yaml")):
+        for doc in yaml.load_all(path.read_text(), Loader=loader):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                found[doc["metadata"]["name"]] = doc
+    return found
+
+
+def upstream_schema(rt: ResourceType) -> dict[str, Any]:
+    """The openAPIV3Schema of `rt`'s served version in its upstream CRD, or an open schema without one."""
+    crd = upstream_crds().get(rt.crd_name)
+    for version in (crd or {}).get("spec", {}).get("versions") or []:
+        if version.get("name") == rt.version:
+            schema = (version.get("schema") or {}).get("openAPIV3Schema")
+            if isinstance(schema, dict):
+                return schema
+    return OPEN_SCHEMA
+
+
 def crd_object(rt: ResourceType) -> dict[str, Any]:
-    """A CustomResourceDefinition like the one installed for `rt` (schema reduced to preserve-unknown)."""
+    """The CustomResourceDefinition installed for `rt`, with the upstream schema when kubesim has a copy."""
     names: dict[str, Any] = {
         "kind": rt.kind,
         "listKind": f"{rt.kind}List",
@@ -360,9 +413,7 @@ def crd_object(rt: ResourceType) -> dict[str, Any]:
                     "served": True,
                     "storage": True,
                     "additionalPrinterColumns": columns,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
+                    "schema": {"openAPIV3Schema": upstream_schema(rt)},
                     "subresources": subresources,
                 }
             ],

@@ -1,15 +1,18 @@
 """kubesim's Kubernetes API server over HTTP (aiohttp), in front of a `Store`.
 
-Serves what the official `kubernetes` client (sync and `kubernetes.aio`) and `kubectl` need: discovery
-(`/version`, `/api`, `/apis`, per group/version resource lists), list/get/create/update/patch/delete on the
-kinds in `kubesim.resources`, the `status` and `scale` subresources, watches (newline-delimited JSON events
-streamed in chunks, with bookmarks, timeouts and 410 Gone), `Table` output for kubectl, `Status` error bodies,
-bearer-token authentication and impersonation headers. Admin endpoints under `/kubesim/` inject faults and
-expose the audit log.
+Serves what the official `kubernetes` client (sync and `kubernetes.aio`) and `kubectl` 1.32 need: discovery
+(`/version`, `/api`, `/apis`, per group/version resource lists), OpenAPI v2/v3 (`kubesim.openapi`),
+list/get/create/update/patch/delete and server-side apply on the kinds in `kubesim.resources` (schema and
+`fieldValidation` checks, `dryRun=All`), the `status` and `scale` subresources, paginated lists served from
+a snapshot, watches (newline-delimited JSON events streamed in chunks, with bookmarks, timeouts and 410
+Gone), `Table` output for kubectl, `Status` error bodies, bearer-token authentication and impersonation
+headers. Request bodies are JSON, YAML, or the protobuf kubectl's typed `create` commands send
+(`kubesim.protobuf`); anything else is 415. Admin endpoints under `/kubesim/` inject faults and expose the
+audit log.
 
-Each store event is encoded to JSON once and fanned out to every matching watch. Non-goals: TLS, protobuf
-(JSON is answered whatever `Accept` says), OpenAPI documents (404, kubectl copes), server-side apply,
-dry-run, RBAC.
+Each store event is encoded to JSON once and fanned out to every matching watch. Non-goals: protobuf
+responses (JSON is answered whatever `Accept` says), aggregated discovery, RBAC. See kubesim/README.md for
+the known differences from a real API server.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubesim import openapi, protobuf, validation
 from kubesim.faults import FaultError, Faults
 from kubesim.kubeconfig import self_signed_certificate, server_ssl_context
-from kubesim.resources import RESOURCES, Column, ResourceType, json_path_get, lookup
+from kubesim.resources import CRD_KEY, RESOURCES, Column, ResourceType, json_path_get, lookup
 from kubesim.store import (
     BadRequest,
+    Check,
     FieldRequirement,
     Gone,
     MethodNotAllowed,
@@ -42,6 +47,7 @@ from kubesim.store import (
     Store,
     StoreError,
     fields_match,
+    invalid,
     labels_match,
     parse_field_selector,
     parse_label_selector,
@@ -317,6 +323,10 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.hub = WatchHub(store)
         self.address = "127.0.0.1:0"
+        self._openapi_cache: dict[str, bytes] = {}
+        self._openapi_key: tuple[Any, ...] = ()
+        self._schemas: dict[str, tuple[Obj, dict[str, Obj]]] = {}
+        self._schema_key: tuple[Any, ...] = ()
 
     # ---- entry point -------------------------------------------------------------------------------------
 
@@ -391,6 +401,8 @@ class ApiServer:
             )
         if path == "/apis":
             return json_response(self._group_list())
+        if path == "/openapi/v2" or path.startswith("/openapi/v3"):
+            return self._openapi(request, path)
         parts = path.strip("/").split("/")
         if parts[0] == "api" and len(parts) >= 2:
             group, version, rest = "", parts[1], parts[2:]
@@ -406,6 +418,49 @@ class ApiServer:
         return await self._resource(request, target, user, groups)
 
     # ---- discovery ---------------------------------------------------------------------------------------
+
+    def _openapi_inputs(self) -> tuple[list[ResourceType], dict[str, Obj], tuple[Any, ...]]:
+        served = self.store.served()
+        crds = {o["metadata"]["name"]: o for o in self.store.objects(CRD_KEY)}
+        key = tuple(sorted((n, o["metadata"]["resourceVersion"]) for n, o in crds.items()))
+        return served, crds, key
+
+    def _openapi(self, request: web.Request, path: str) -> web.Response:
+        """OpenAPI documents as JSON; v2 only when the client accepts JSON (kubectl asks for protobuf and
+        then falls back to v3, which it prefers anyway)."""
+        served, crds, key = self._openapi_inputs()
+        if self._openapi_key != key:
+            self._openapi_cache.clear()
+            self._openapi_key = key
+        if path == "/openapi/v2":
+            accept = request.headers.get("Accept", "")
+            if accept and not any(t in accept for t in ("json", "*/*")):
+                raise HTTPStatusError(
+                    406, "NotAcceptable", "only the following media types are accepted: application/json"
+                )
+            document = self._openapi_cache.get(path)
+            if document is None:
+                document = self._openapi_cache[path] = dumps(openapi.v2_document(served, crds))
+            return web.Response(body=document, content_type="application/json")
+        if path == "/openapi/v3":
+            document = self._openapi_cache.get(path)
+            if document is None:
+                document = self._openapi_cache[path] = dumps(openapi.v3_root(served, crds))
+            return web.Response(body=document, content_type="application/json")
+        gv = path.removeprefix("/openapi/v3/")
+        document = self._openapi_cache.get(path)
+        if document is None:
+            found = openapi.v3_document(served, crds, gv)
+            if found is None:
+                raise NotFound("the server could not find the requested resource")
+            document = self._openapi_cache[path] = dumps(found)
+        return web.Response(
+            body=document,
+            content_type="application/json",
+            headers={
+                "Cache-Control": "public, immutable" if request.query.get("hash") else "no-cache, private"
+            },
+        )
 
     def _groups(self) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -506,8 +561,7 @@ class ApiServer:
         q = request.query
         method = request.method
         rt = target.rt
-        if "dryRun" in q:
-            raise BadRequest("kubesim does not support dryRun requests")
+        dry_run = _dry_run(q.getall("dryRun", []))
         if target.subresource not in (None, "status", "scale") or (target.subresource and not target.name):
             raise NotFound("the server could not find the requested resource")
         if (target.subresource == "status" and not rt.status_subresource) or (
@@ -531,6 +585,7 @@ class ApiServer:
                 if not isinstance(body, dict):
                     raise BadRequest(f"the body of the request is not a valid {rt.kind} object")
                 self._check_identity(rt, body, target)
+                check, warnings = self._checker(request, rt, body)
                 obj = self.store.create(
                     rt.key,
                     self._with_namespace(body, target),
@@ -538,8 +593,11 @@ class ApiServer:
                     user=user,
                     groups=groups,
                     drop_status=True,
+                    implicit_namespace=False,
+                    check=check,
+                    dry_run=dry_run,
                 )
-                return json_response(obj, 201)
+                return _warned(json_response(obj, 201), warnings)
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         if method == "GET":
             obj = self.store.get_raw(rt.key, target.namespace, target.name)
@@ -567,6 +625,9 @@ class ApiServer:
                 )
             if target.subresource != "scale":
                 self._check_identity(rt, body, target)
+            check, warnings = (
+                self._checker(request, rt, body) if target.subresource != "scale" else (None, [])
+            )
             obj = self.store.replace(
                 rt.key,
                 self._with_namespace(body, target),
@@ -575,10 +636,14 @@ class ApiServer:
                 user=user,
                 groups=groups,
                 require_version=rt.custom and target.subresource is None,
+                check=check,
+                dry_run=dry_run,
             )
-            return json_response(obj)
+            return _warned(json_response(obj), warnings)
         if method == "PATCH":
             content_type = request.content_type
+            if content_type == "application/apply-patch+yaml":
+                return await self._apply(request, target, user, groups, dry_run)
             patch_type = PATCH_TYPES.get(content_type)
             if patch_type is None or (patch_type == "strategic" and rt.custom):
                 accepted = (
@@ -593,6 +658,11 @@ class ApiServer:
                     f"include: {accepted}",
                 )
             body = await self._body(request)
+            # Unknown fields are looked for in what the client sent (a JSON patch's result has only those).
+            sent = None if patch_type == "json" else body
+            check, warnings = (
+                self._checker(request, rt, sent) if target.subresource != "scale" else (None, [])
+            )
             obj = self.store.patch(
                 rt.key,
                 target.namespace,
@@ -603,8 +673,10 @@ class ApiServer:
                 manager=manager,
                 user=user,
                 groups=groups,
+                check=check,
+                dry_run=dry_run,
             )
-            return json_response(obj)
+            return _warned(json_response(obj), warnings)
         if method == "DELETE":
             if target.subresource:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -616,6 +688,8 @@ class ApiServer:
                     f"propagationPolicy: Unsupported value: {propagation!r}: supported values: "
                     '"Foreground", "Background", "Orphan"'
                 )
+            # DeleteOptions may carry dryRun in the body, as kubectl sends it.
+            dry_run = dry_run or _dry_run([str(v) for v in options.get("dryRun") or []])
             if options.get("orphanDependents") is True:
                 propagation = "Orphan"
             pre = options.get("preconditions") or {}
@@ -629,6 +703,7 @@ class ApiServer:
                 uid=pre.get("uid"),
                 resource_version=pre.get("resourceVersion"),
                 manager=manager,
+                dry_run=dry_run,
             )
             return json_response(obj)
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -637,12 +712,125 @@ class ApiServer:
         raw = await request.read()
         if not raw:
             raise BadRequest("the request has no body")
+        if request.content_type == protobuf.CONTENT_TYPE:
+            try:
+                return protobuf.decode(raw)
+            except protobuf.ProtobufError as error:
+                raise HTTPStatusError(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format - accepted media types include: "
+                    f"application/json, application/yaml ({error})",
+                ) from None
+        # No Content-Type at all is read as JSON, like a real server (its first supported type).
+        if "Content-Type" in request.headers and not any(t in request.content_type for t in ("json", "yaml")):
+            raise HTTPStatusError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json, application/yaml",
+            )
         try:
             if "yaml" in request.content_type:
                 return yaml.safe_load(raw)
             return json.loads(raw)
         except (ValueError, yaml.YAMLError) as error:
             raise BadRequest(f"the body of the request could not be decoded: {error}") from None
+
+    async def _apply(
+        self, request: web.Request, target: Request, user: str, groups: list[str], dry_run: bool
+    ) -> web.Response:
+        """Server-side apply (`application/apply-patch+yaml`)."""
+        rt = target.rt
+        assert target.name is not None
+        manager = request.query.get("fieldManager", "")
+        if not manager:
+            raise invalid(
+                rt,
+                target.name,
+                [
+                    validation.FieldError(
+                        "fieldManager", "Required value: is required for apply patch", "FieldValueRequired"
+                    )
+                ],
+            )
+        force = request.query.get("force") in ("true", "1")
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise BadRequest(f"the body of the request is not a valid {rt.kind} object")
+        if not body.get("apiVersion") or not body.get("kind"):
+            raise BadRequest("apiVersion and kind must be set in an applied configuration")
+        self._check_identity(rt, body, target)
+        check, warnings = self._checker(request, rt, body)
+        existed = self.store.try_get(rt.key, target.namespace, target.name) is not None
+        obj = self.store.apply(
+            rt.key,
+            target.namespace,
+            target.name,
+            body,
+            manager=manager,
+            force=force,
+            subresource=target.subresource,
+            user=user,
+            groups=groups,
+            implicit_namespace=False,
+            check=check,
+            dry_run=dry_run,
+        )
+        return _warned(json_response(obj, 200 if existed else 201), warnings)
+
+    def _schema(self, rt: ResourceType) -> tuple[Obj, dict[str, Obj]]:
+        """`rt`'s OpenAPI v3 schema and the components it refers to (cached with the OpenAPI documents)."""
+        _, crds, key = self._openapi_inputs()
+        if self._schema_key != key:
+            self._schemas.clear()
+            self._schema_key = key
+        found = self._schemas.get(rt.key)
+        if found is None:
+            components = openapi.components_for([rt], crds)
+            found = self._schemas[rt.key] = (
+                components.get(openapi.kind_definition(rt, crds), {}),
+                components,
+            )
+        return found
+
+    def _checker(self, request: web.Request, rt: ResourceType, sent: Any) -> tuple[Check | None, list[str]]:
+        """What a real server checks of a written object: its schema (422 for wrong types, as for custom
+        resources) and, per `fieldValidation` (Ignore, Warn — the default —, Strict), unknown fields in what
+        the client `sent` (None: in the resulting object)."""
+        mode = request.query.get("fieldValidation", "Warn")
+        if mode not in ("Ignore", "Warn", "Strict"):
+            raise BadRequest(
+                f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", "Strict", "Warn"'
+            )
+        warnings: list[str] = []
+        schema, components = self._schema(rt)
+        if not schema:
+            return None, warnings
+
+        def without_status(value: Any) -> Any:
+            if rt.status_subresource and isinstance(value, dict):
+                return {k: v for k, v in value.items() if k != "status"}
+            return value
+
+        def check(obj: Obj) -> None:
+            errors, unknown = validation.schema_errors(without_status(obj), schema, components)
+            if sent is not None:
+                _, unknown = validation.schema_errors(without_status(sent), schema, components)
+            unknown = [
+                u
+                for u in unknown
+                if not u.startswith("metadata.managedFields") and "$" not in u.rsplit(".", 1)[-1]
+            ]
+            if unknown and mode == "Strict":
+                listed = ", ".join(f'unknown field "{u}"' for u in unknown)
+                raise BadRequest(f"strict decoding error: {listed}")
+            if unknown and mode == "Warn":
+                warnings.extend(f'unknown field "{u}"' for u in unknown)
+            if errors:
+                raise invalid(rt, str(obj.get("metadata", {}).get("name", "")), errors)
+
+        return check, warnings
 
     def _check_identity(self, rt: ResourceType, body: Obj, target: Request) -> None:
         if body.get("kind") not in (None, "", rt.kind) or body.get("apiVersion") not in (
@@ -673,52 +861,46 @@ class ApiServer:
         }
 
     def _list(self, request: web.Request, target: Request) -> web.Response:
+        """A list, paginated like etcd-backed servers: every page of a `continue` chain is served from the
+        snapshot at the first page's resourceVersion (410 Expired once the history no longer reaches it)."""
         q = request.query
         rt = target.rt
         rv = q.get("resourceVersion", "")
+        at: int | None = None
         if rv not in ("", "0"):
             wanted = _parse_rv(rv)
-            exact = q.get("resourceVersionMatch") == "Exact"
-            if exact and wanted < self.store.oldest_resource_version:
-                raise Gone(f"too old resource version: {wanted} ({self.store.oldest_resource_version + 1})")
             if wanted > self.store.resource_version:
                 raise HTTPStatusError(
                     504,
                     "Timeout",
                     f"Too large resource version: {wanted}, current: {self.store.resource_version}",
                 )
-        items, list_rv = self.store.list_raw(
-            rt.key,
-            target.namespace,
-            label_selector=q.get("labelSelector"),
-            field_selector=q.get("fieldSelector"),
-        )
+            if q.get("resourceVersionMatch") == "Exact":
+                at = wanted
+        after: str | None = None
+        if q.get("continue"):
+            at, after = _decode_continue(q["continue"])
+        selectors = {"label_selector": q.get("labelSelector"), "field_selector": q.get("fieldSelector")}
+        if at is None:
+            items, list_rv = self.store.list_raw(rt.key, target.namespace, **selectors)
+        else:
+            try:
+                items = self.store.list_at(rt.key, at, target.namespace, **selectors)
+            except Gone:
+                if q.get("continue"):
+                    raise ContinueExpired(_encode_continue(-1, after or "")) from None
+                raise
+            list_rv = at
         meta: Obj = {"resourceVersion": str(list_rv)}
         limit = _parse_int("limit", q.get("limit"))
+        scoped = rt.namespaced and not target.namespace
         start = 0
-        if q.get("continue"):
-            try:
-                token = json.loads(base64.urlsafe_b64decode(q["continue"].encode()))
-                after = (token["ns"], token["name"])
-                meta["resourceVersion"] = str(token["rv"])
-            except (ValueError, KeyError, TypeError):
-                raise BadRequest(
-                    "continue key is not valid: incorrect encoded start resourceVersion "
-                    "(version meta.k8s.io/v1)"
-                ) from None
-            while start < len(items) and _sort_key(items[start]) <= after:
+        if after is not None:
+            while start < len(items) and _start_key(items[start], scoped) <= after:
                 start += 1
         if limit and limit > 0 and start + limit < len(items):
-            last = items[start + limit - 1]["metadata"]
-            meta["continue"] = base64.urlsafe_b64encode(
-                dumps(
-                    {
-                        "rv": int(meta["resourceVersion"]),
-                        "ns": last.get("namespace", ""),
-                        "name": last["name"],
-                    }
-                )
-            ).decode()
+            last = items[start + limit - 1]
+            meta["continue"] = _encode_continue(list_rv, _start_key(last, scoped))
             meta["remainingItemCount"] = len(items) - start - limit
             items = items[start : start + limit]
         else:
@@ -894,12 +1076,74 @@ class ApiServer:
         raise NotFound("the server could not find the requested resource")
 
 
+def _dry_run(values: list[str]) -> bool:
+    """`dryRun=All` (the only value real servers accept): check and compute the write, store nothing."""
+    for value in values:
+        if value != "All":
+            raise BadRequest(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return bool(values)
+
+
+def _warned(response: web.Response, warnings: list[str]) -> web.Response:
+    """Warnings as real servers send them: one `Warning: 299 - "text"` header each."""
+    for text in warnings:
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
+
+
 def _wants_table(request: web.Request) -> bool:
     return "as=Table" in request.headers.get("Accept", "")
 
 
-def _sort_key(obj: Obj) -> tuple[str, str]:
-    return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+def _start_key(obj: Obj, with_namespace: bool) -> str:
+    """The etcd key of `obj` below the list's prefix, as continue tokens carry it."""
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}" if with_namespace else meta["name"]
+
+
+def _encode_continue(rv: int, key: str) -> str:
+    # The real token: base64 of {"v":"meta.k8s.io/v1","rv":…,"start":"<key>\u0000"} (start after <key>).
+    token = {"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"}
+    return base64.urlsafe_b64encode(dumps(token)).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError
+        rv, start = int(data["rv"]), str(data["start"])
+        if rv <= 0:
+            raise ValueError
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise BadRequest(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None
+    return rv, start.removesuffix("\x00")
+
+
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
+    "the results. Continuing with the provided token results in an inconsistent list - objects that were "
+    "created, modified, or deleted between the time the first chunk was returned and now may show up in the "
+    "list."
+)
+
+
+class ContinueExpired(Gone):
+    """410 for a continue token older than the history, with an inconsistent-continue token, like etcd."""
+
+    def __init__(self, inconsistent: str) -> None:
+        super().__init__(CONTINUE_EXPIRED)
+        self.inconsistent = inconsistent
+
+    def status(self) -> Obj:
+        body = super().status()
+        body["metadata"] = {"continue": self.inconsistent}
+        return body
 
 
 def _parse_int(name: str, value: str | None) -> int | None:

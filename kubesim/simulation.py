@@ -31,6 +31,7 @@ from kubesim.controller.common import (
     ANALYSIS_RUNS,
     ANALYSIS_TEMPLATES,
     APPLICATIONS,
+    EXPERIMENTS,
     PODS,
     REPLICA_SETS,
     ROLLOUTS,
@@ -39,6 +40,8 @@ from kubesim.controller.common import (
     Key,
     Obj,
 )
+from kubesim.controller.experiments import ExperimentController
+from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
 from kubesim.flagger import FlaggerController
@@ -60,6 +63,17 @@ __all__ = ["Scenario", "ScenarioError", "Simulation", "list_scenarios", "load_sc
 log = logging.getLogger("kubesim.simulation")
 
 USER_MANAGER = "kubectl-client-side-apply"
+
+
+def scenario_namespaces(scenario: Scenario) -> list[str]:
+    """Every namespace a scenario puts objects in, in order of first use."""
+    found = [(t.get("metadata") or {}).get("namespace") or "default" for t in scenario.analysis_templates]
+    found += [r.namespace for r in scenario.rollouts]
+    found += ["argocd"] if scenario.applications else []
+    found += [c.namespace for c in scenario.canaries]
+    if scenario.fleet is not None:
+        found += [f"fleet-{i:02d}" for i in range(min(scenario.fleet.namespaces, scenario.fleet.rollouts))]
+    return list(dict.fromkeys(found))
 
 
 class Simulation:
@@ -116,6 +130,8 @@ class Simulation:
         self._versions = itertools.count(2)
         self.seeded = False
         self.reconciles = 0
+        self.failed: BaseException | None = None
+        self.on_failure: list[Callable[[BaseException], None]] = []
         self.rollouts = RolloutController(store, self.cache, self.clock, self.enqueue)
         self.analysis = AnalysisController(store, self.cache, self.clock, self.provider, self.enqueue)
         self.replicasets = ReplicaSetController(
@@ -123,6 +139,8 @@ class Simulation:
         )
         self.gitops = GitOps(store, self.cache, self.clock, self.enqueue, random.Random(seed + 2))
         self.flagger = FlaggerController(store, self.clock, self.enqueue, self.provider)
+        self.jobs = JobController(store, self.clock, self.enqueue, random.Random(seed + 3))
+        self.experiments = ExperimentController(store, self.clock, self.enqueue)
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
             "replicaset": self.replicasets.reconcile,
@@ -135,6 +153,9 @@ class Simulation:
             "canary": self.flagger.tick,
             "canary-change": self.flagger.change,
             "deployment-ready": self.flagger.make_ready,
+            "job": self.jobs.reconcile,
+            "experiment": self.experiments.reconcile,
+            "job-added": self.jobs.added,
         }
         for resource in self.cache.resources:
             items, _ = store.list(resource)
@@ -178,6 +199,12 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
+        elif resource == JOBS and event_type == "ADDED":
+            queue[("job-added", key)] = None
+        elif resource == EXPERIMENTS:
+            if event_type != "DELETED":
+                queue[("experiment", key)] = None
+            self._queue_owner(meta, key[0])
         if self._wake is not None:
             self._wake.set()
 
@@ -185,6 +212,8 @@ class Simulation:
         for ref in meta.get("ownerReferences") or []:
             if ref.get("kind") == "Rollout":
                 self._queue[("rollout", (namespace, ref["name"]))] = None
+            elif ref.get("kind") == "Experiment":
+                self._queue[("experiment", (namespace, ref["name"]))] = None
 
     def _fire_due(self) -> None:
         now = self.clock.now()
@@ -204,7 +233,7 @@ class Simulation:
                 log.warning(
                     "%s %s/%s failed: %s", kind, key[0], key[1], error, exc_info=not hasattr(error, "status")
                 )
-                if kind in ("rollout", "replicaset", "analysisrun", "application"):
+                if kind in ("rollout", "replicaset", "analysisrun", "application", "experiment"):
                     self.enqueue(kind, key, 1.0)
             done += 1
         self.reconciles += done
@@ -229,7 +258,27 @@ class Simulation:
         self.process()
 
     async def run(self) -> None:
-        """Seed the scenarios, then reconcile until cancelled."""
+        """Seed the scenarios, then reconcile until cancelled.
+
+        A failure that stops the simulation (one reconcile failing is only logged and retried) is logged
+        at once with its cause and handed to every ``on_failure`` hook before it propagates: whoever runs
+        the simulation in the background would otherwise hear of it only when stopping it.
+        """
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            self.failed = error
+            log.error("the simulation stopped: %s", _cause(error), exc_info=error)
+            for hook in list(self.on_failure):
+                try:
+                    hook(error)
+                except Exception:  # a hook must not hide the failure it reports
+                    log.exception("a simulation failure hook failed")
+            raise
+
+    async def _run(self) -> None:
         self._wake = asyncio.Event()
         if not self.seeded:
             self.seed()
@@ -267,6 +316,10 @@ class Simulation:
         self.seeded = True
         self._started_at = self.clock.now()
         for scenario in self.scenarios:
+            # A real cluster refuses objects in a namespace that does not exist: create them first.
+            for ns in scenario_namespaces(scenario):
+                if self.store.try_get("namespaces", None, ns) is None:
+                    self.store.create("namespaces", {"metadata": {"name": ns}}, manager=USER_MANAGER)
             for template in scenario.analysis_templates:
                 self.store.create(ANALYSIS_TEMPLATES, template, manager=USER_MANAGER)
             apps = {a.rollout: a for a in scenario.applications}
@@ -455,3 +508,8 @@ class Simulation:
     def close(self) -> None:
         self._unsubscribe()
         self.flagger.close()
+
+
+def _cause(error: BaseException) -> str:
+    """One line: the error's type and message (a store error's message names the object)."""
+    return f"{type(error).__name__}: {error}"

@@ -10,12 +10,16 @@ Stored dicts are never mutated in place (every write builds a new dict, sharing 
 history entries and in-flight watch events stay valid. Public read methods return copies; `list_raw`,
 `get_raw` and `add_listener` hand out the stored objects for the server's hot paths, read-only.
 
-Non-goals: finalizers and graceful deletion (delete removes at once), admission, defaulting and schema
-validation, multiple versions per kind. The store is not thread-safe: use it from one event loop.
+Writes take `dry_run` (the API's `dryRun=All`): everything is checked and computed, nothing is stored.
+
+Non-goals: finalizers and graceful deletion (delete removes at once), admission, defaulting, multiple
+versions per kind (schema validation of HTTP writes is the server's, see `kubesim.validation`). The store
+is not thread-safe: use it from one event loop.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import uuid
@@ -24,7 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesim import patching
+from kubesim import apply as ssa
+from kubesim import patching, validation
 from kubesim.resources import BY_KEY, CRD_KEY, RESOURCES, ResourceType, crd_object, json_path_get
 
 Obj = dict[str, Any]
@@ -228,7 +233,27 @@ def selector_string(selector: Any) -> str:
     return ",".join(parts)
 
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DEFAULT_WATCH_WINDOW = 5_000  # events a watch can resume from, like a real server's bounded watch cache
+Check = Callable[[Obj], None]
+
+
+def invalid(rt: ResourceType, name: str, errors: Sequence[validation.FieldError]) -> Invalid:
+    """The 422 a real server answers: `Kind.group "name" is invalid: [field: message, ...]`."""
+    qualified = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+    parts = [f"{e.field}: {e.message}" for e in errors]
+    listed = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return Invalid(
+        f'{qualified} "{name}" is invalid: {listed}',
+        details={"name": name, "group": rt.group, "kind": rt.kind, "causes": [e.cause() for e in errors]},
+    )
+
+
+@functools.cache
+def _installed_crd(rt: ResourceType) -> tuple[Obj, patching.FieldSet]:
+    obj = crd_object(rt)
+    return obj, patching.fields_v1(obj)
+
+
 _GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -243,16 +268,21 @@ class Store:
         *,
         now: Callable[[], datetime] | None = None,
         seed: int = 0,
-        history_limit: int = 50_000,
+        history_limit: int = DEFAULT_WATCH_WINDOW,
         audit_limit: int = 10_000,
         crds: Sequence[str] | None = None,
+        implicit_namespaces: bool = True,
     ) -> None:
-        """`crds`: the resource keys whose CRD is installed (default: every custom kind kubesim knows)."""
+        """`crds`: the resource keys whose CRD is installed (default: every custom kind kubesim knows).
+        `implicit_namespaces`: whether in-process creates may create a missing namespace (see create)."""
+        self.implicit_namespaces = implicit_namespaces
         self.now: Callable[[], datetime] = now or (lambda: datetime.now(UTC))
         self.resource_version = 0
         self._rng = random.Random(seed)
         self._objects: dict[str, dict[tuple[str, str], Obj]] = {rt.key: {} for rt in RESOURCES}
-        self._history: deque[tuple[int, str, str, Obj]] = deque(maxlen=max(1, history_limit))
+        # (resourceVersion, event type, resource, object, previous state): the watch window, and what
+        # lets a paginated list be served as of its first page.
+        self._history: deque[tuple[int, str, str, Obj, Obj | None]] = deque(maxlen=max(1, history_limit))
         self._compacted = 0  # events with a resourceVersion <= this are no longer in the history
         self._by_uid: dict[str, tuple[str, str, str]] = {}
         self._dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
@@ -268,7 +298,25 @@ class Store:
             rt = self.resource_type(key, require_served=False)
             if not rt.custom:
                 raise ValueError(f"{key} is not a custom resource")
-            self.create(CRD_KEY, crd_object(rt))
+            self._install_crd(rt)
+
+    def _install_crd(self, rt: ResourceType) -> None:
+        """Install `rt`'s CRD like `create` would, sharing the (large, immutable) upstream schema between
+        stores instead of copying it for each."""
+        crd_rt = BY_KEY[CRD_KEY]
+        obj, fields = _installed_crd(rt)
+        meta = {
+            **obj["metadata"],
+            "uid": self._uid(),
+            "creationTimestamp": rfc3339(self.now()),
+            "generation": 1,
+        }
+        meta["managedFields"] = [self._managed_entry(crd_rt, "kubesim", "Update", None, fields)]
+        meta["resourceVersion"] = self._next_rv()
+        stored = {**obj, "metadata": meta}
+        self._objects[CRD_KEY][("", meta["name"])] = stored
+        self._index(stored, None, crd_rt)
+        self._emit("ADDED", crd_rt, stored, None)
 
     # ---- types -------------------------------------------------------------------------------------------
 
@@ -347,6 +395,45 @@ class Store:
         )
         return [patching.copy_json(o) for o in items], rv
 
+    def list_at(
+        self,
+        resource: str,
+        resource_version: int,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> ObjList:
+        """The list as it was at `resource_version` (read-only objects), rebuilt from the history; Gone
+        when the history no longer reaches back that far (like etcd after compaction)."""
+        rt = self.resource_type(resource)
+        if resource_version < self._compacted:
+            raise Gone(f"too old resource version: {resource_version} ({self._compacted + 1})")
+        state = dict(self._objects[rt.key])
+        for rv, event_type, res, obj, old in reversed(self._history):
+            if rv <= resource_version:
+                break
+            if res != rt.key:
+                continue
+            key = self._key(rt, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            if event_type == "ADDED":
+                state.pop(key, None)
+            elif old is not None:
+                state[key] = old
+        labels = parse_label_selector(label_selector) if label_selector else []
+        fields = parse_field_selector(rt.key, field_selector) if field_selector else []
+        items = []
+        for key in sorted(state):
+            if namespace and rt.namespaced and key[0] != namespace:
+                continue
+            obj = state[key]
+            if labels and not labels_match(obj["metadata"].get("labels") or {}, labels):
+                continue
+            if fields and not fields_match(obj, fields):
+                continue
+            items.append(obj)
+        return items
+
     def count(self, resource: str) -> int:
         return len(self._objects[self.resource_type(resource, require_served=False).key])
 
@@ -356,7 +443,7 @@ class Store:
         if resource_version < self._compacted:
             raise Gone(f"too old resource version: {resource_version} ({self._compacted + 1})")
         found = []
-        for rv, event_type, res, obj in reversed(self._history):
+        for rv, event_type, res, obj, _ in reversed(self._history):
             if rv <= resource_version:
                 break
             if res == rt.key:
@@ -387,7 +474,7 @@ class Store:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _emit(self, event_type: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
-        self._history.append((self.resource_version, event_type, rt.key, obj))
+        self._history.append((self.resource_version, event_type, rt.key, obj, old))
         if len(self._history) == self._history.maxlen:
             self._compacted = max(self._compacted, self._history[0][0] - 1)
         # Writes made by callbacks queue behind the current event so everyone sees events in order.
@@ -451,9 +538,18 @@ class Store:
         user: str | None = None,
         groups: Sequence[str] = (),
         drop_status: bool = False,
+        implicit_namespace: bool | None = None,
+        check: Check | None = None,
+        operation: str = "Update",
+        dry_run: bool = False,
     ) -> Obj:
         """Create `obj`. `drop_status` resets status like a real server does for kinds with a status
-        subresource (the HTTP server sets it; trusted in-process writers may create with status)."""
+        subresource (the HTTP server sets it; trusted in-process writers may create with status).
+
+        `implicit_namespace` (default: the store's `implicit_namespaces`): in-process writers (tests) may
+        create into a namespace that does not exist yet and get it created first; the HTTP server passes
+        False and gets 404 like a real server.
+        `check` sees the object about to be stored and may raise (schema validation of HTTP writes)."""
         rt = self.resource_type(resource)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
             raise BadRequest(f"the body of the request is not a valid {rt.kind} object")
@@ -474,8 +570,12 @@ class Store:
             namespace = meta.get("namespace") or "default"
             meta["namespace"] = namespace
             self._validate_name(rt, namespace, field="metadata.namespace")
-            # Convenience: namespaces exist on demand, as if provisioned before the scenario started.
             if ("", namespace) not in self._objects["namespaces"]:
+                if not (self.implicit_namespaces if implicit_namespace is None else implicit_namespace):
+                    raise NotFound(
+                        f'namespaces "{namespace}" not found',
+                        details={"name": namespace, "kind": "namespaces"},
+                    )
                 self.create("namespaces", {"metadata": {"name": namespace}}, manager=manager)
         else:
             meta.pop("namespace", None)
@@ -493,13 +593,21 @@ class Store:
             obj["status"] = {"phase": "Active"}
         meta.pop("resourceVersion", None)
         meta.pop("managedFields", None)
+        self._validate_metadata(rt, meta)
+        if check is not None:
+            check(obj)
         meta["uid"] = self._uid()
         meta["creationTimestamp"] = rfc3339(self.now())
         if rt.has_generation:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        meta["managedFields"] = [self._managed_entry(rt, manager, "Update", None, patching.fields_v1(obj))]
+        fields = patching.fields_v1(obj)
+        if operation == "Apply" and drop_status and rt.status_subresource:
+            fields.pop("f:status", None)
+        meta["managedFields"] = [self._managed_entry(rt, manager, operation, None, fields)]
+        if dry_run:  # everything a create would do but storing it (no resourceVersion, no event)
+            return obj
         meta["resourceVersion"] = self._next_rv()
         self._objects[rt.key][key] = obj
         self._index(obj, None, rt)
@@ -508,18 +616,14 @@ class Store:
         return patching.copy_json(obj)
 
     def _validate_name(self, rt: ResourceType, name: Any, field: str = "metadata.name") -> None:
-        if not isinstance(name, str) or len(name) > 253 or not _NAME_RE.match(name):
-            raise Invalid(
-                f'{rt.kind} "{name}" is invalid: {field}: Invalid value: "{name}": a lowercase RFC 1123 '
-                "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
-                "and end with an alphanumeric character",
-                details={
-                    "name": str(name),
-                    "group": rt.group,
-                    "kind": rt.kind,
-                    "causes": [{"reason": "FieldValueInvalid", "field": field}],
-                },
-            )
+        errors = validation.name_errors(rt.kind, name, field)
+        if errors:
+            raise invalid(rt, str(name), errors)
+
+    def _validate_metadata(self, rt: ResourceType, meta: Obj) -> None:
+        errors = validation.metadata_errors(meta)
+        if errors:
+            raise invalid(rt, str(meta.get("name", "")), errors)
 
     def replace(
         self,
@@ -531,6 +635,8 @@ class Store:
         user: str | None = None,
         groups: Sequence[str] = (),
         require_version: bool = False,
+        check: Check | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """PUT: 409 Conflict when `obj.metadata.resourceVersion` is set and stale. With `require_version`
         (custom resources over HTTP) an update without a resourceVersion is rejected like a real server."""
@@ -556,7 +662,9 @@ class Store:
             new = self._apply_scale(rt, old, obj)
         else:
             new = self._merge_write(rt, old, patching.copy_json(obj), subresource)
-        result = self._update(rt, old, new, subresource, manager, "update", user, groups)
+        if check is not None:
+            check(new)
+        result = self._update(rt, old, new, subresource, manager, "update", user, groups, dry_run=dry_run)
         return self.scale_of(rt, result) if subresource == "scale" else result
 
     def patch(
@@ -571,6 +679,8 @@ class Store:
         manager: str = "kubesim",
         user: str | None = None,
         groups: Sequence[str] = (),
+        check: Check | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """Apply a `merge`, `json` or `strategic` patch to the object or its `status`/`scale` subresource."""
         rt = self.resource_type(resource)
@@ -603,8 +713,125 @@ class Store:
             new = self._apply_scale(rt, old, patched)
         else:
             new = self._merge_write(rt, old, patched, subresource)
-        result = self._update(rt, old, new, subresource, manager, "patch", user, groups)
+        if check is not None:
+            check(new)
+        result = self._update(rt, old, new, subresource, manager, "patch", user, groups, dry_run=dry_run)
         return self.scale_of(rt, result) if subresource == "scale" else result
+
+    def apply(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        applied: Obj,
+        *,
+        manager: str,
+        force: bool = False,
+        subresource: str | None = None,
+        user: str | None = None,
+        groups: Sequence[str] = (),
+        implicit_namespace: bool | None = None,
+        check: Check | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Server-side apply of `applied` (a partial object) by field manager `manager`: creates the object
+        if missing; 409 with every conflicting field unless `force`; see `kubesim.apply`."""
+        rt = self.resource_type(resource)
+        self._check_subresource(rt, subresource)
+        if subresource == "scale":
+            raise BadRequest("kubesim does not support apply on the scale subresource")
+        applied = patching.copy_json(applied)
+        meta = applied.get("metadata")
+        if not isinstance(meta, dict) or meta.get("name") != name:
+            given = (meta or {}).get("name")
+            raise BadRequest(f"the name of the object ({given}) does not match the name on the URL ({name})")
+        for field in ("resourceVersion", "managedFields", "uid", "creationTimestamp", "generation"):
+            meta.pop(field, None)
+        old = self._objects[rt.key].get(self._key(rt, namespace, name))
+        if old is None:
+            if subresource:
+                raise self.not_found(rt, name)
+            if rt.namespaced:
+                meta["namespace"] = namespace or meta.get("namespace")
+            return self.create(
+                rt.key,
+                applied,
+                manager=manager,
+                user=user,
+                groups=groups,
+                drop_status=True,
+                implicit_namespace=implicit_namespace,
+                check=check,
+                operation="Apply",
+                dry_run=dry_run,
+            )
+        if subresource == "status":
+            applied = {k: v for k, v in applied.items() if k in ("apiVersion", "kind", "metadata", "status")}
+        elif rt.status_subresource:
+            applied.pop("status", None)
+        applied_fields = patching.fields_v1(applied)
+        if subresource == "status":
+            applied_fields = {k: v for k, v in applied_fields.items() if k == "f:status"}
+        sub = subresource if subresource == "status" else None
+        entries = list(old["metadata"].get("managedFields") or [])
+        mine = next(
+            (
+                e
+                for e in entries
+                if e.get("manager") == manager
+                and e.get("operation") == "Apply"
+                and e.get("subresource") == sub
+            ),
+            None,
+        )
+        others = [e for e in entries if e is not mine]
+        found = ssa.conflicts(
+            old, applied, applied_fields, [(ssa.describe_manager(e), e.get("fieldsV1") or {}) for e in others]
+        )
+        if found and not force:
+            raise Conflict(
+                ssa.conflict_message(found),
+                details={
+                    "name": name,
+                    "group": rt.group,
+                    "kind": rt.plural,
+                    "causes": [
+                        {
+                            "reason": "FieldManagerConflict",
+                            "message": f"conflict with {c.manager}",
+                            "field": c.path,
+                        }
+                        for c in found
+                    ],
+                },
+            )
+        merged = ssa.merge(old, {k: v for k, v in applied.items() if k not in ("apiVersion", "kind")})
+        # Fields this manager applied before and applies no more are removed, unless someone else owns them.
+        dropped = patching.subtract((mine or {}).get("fieldsV1") or {}, applied_fields)
+        for entry in others:
+            dropped = patching.subtract(dropped, entry.get("fieldsV1") or {})
+        merged = ssa.remove(merged, dropped)
+        new = self._merge_write(rt, old, merged, subresource)
+        if check is not None:
+            check(new)
+        taken = [p for p in ssa.leaves(applied_fields) if any(c.path == ssa.path_string(p) for c in found)]
+        removed = patching.removed_fields(old, new)
+        managed: ObjList = []
+        for entry in entries:
+            if entry is mine:
+                continue
+            fields = patching.subtract(ssa.strip_paths(entry.get("fieldsV1") or {}, taken), removed)
+            if fields:
+                managed.append(entry if fields == entry.get("fieldsV1") else {**entry, "fieldsV1": fields})
+        managed.append(self._managed_entry(rt, manager, "Apply", sub, applied_fields))
+        result = self._update(rt, old, new, subresource, manager, "patch", user, groups, managed, dry_run)
+        return result
+
+    def not_found(self, rt: ResourceType, name: str) -> NotFound:
+        return NotFound(
+            f'{rt.group_resource} "{name}" not found',
+            details={"name": name, "group": rt.group, "kind": rt.plural},
+        )
 
     def delete(
         self,
@@ -618,6 +845,7 @@ class Store:
         uid: str | None = None,
         resource_version: str | None = None,
         manager: str = "kubesim",
+        dry_run: bool = False,
     ) -> Obj:
         """Remove at once and emit DELETED with the last state; dependents are garbage-collected unless
         `propagation` is Orphan. `uid`/`resource_version` are DeleteOptions preconditions."""
@@ -631,6 +859,8 @@ class Store:
             )
         if resource_version and resource_version != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
+        if dry_run:
+            return patching.copy_json(old)
         return self._delete(rt, old, propagation, manager, user, groups)
 
     def _delete(
@@ -784,6 +1014,8 @@ class Store:
         verb: str,
         user: str | None,
         groups: Sequence[str],
+        managed: ObjList | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         if rt.key == CRD_KEY and subresource is None and new.get("spec") != old.get("spec"):
             raise MethodNotAllowed("kubesim serves CustomResourceDefinitions read-only")
@@ -794,9 +1026,18 @@ class Store:
         new_meta["resourceVersion"] = old_meta["resourceVersion"]
         new_meta["managedFields"] = old_meta.get("managedFields", [])
         new = {**new, "metadata": new_meta}
+        if new_meta.get("labels") != old_meta.get("labels") or new_meta.get("annotations") != old_meta.get(
+            "annotations"
+        ):
+            self._validate_metadata(rt, new_meta)
+        if managed is not None:
+            new_meta["managedFields"] = managed
         if new == old:  # a no-op write: no new resourceVersion, no event
             return patching.copy_json(old)
-        new_meta["managedFields"] = self._managed_fields(rt, old, new, manager, subresource)
+        if managed is None:
+            new_meta["managedFields"] = self._managed_fields(rt, old, new, manager, subresource)
+        if dry_run:  # everything an update would do but storing it
+            return patching.copy_json(new)
         new_meta["resourceVersion"] = self._next_rv()
         key = self._key(rt, new_meta.get("namespace"), new_meta["name"])
         self._objects[rt.key][key] = new

@@ -1,26 +1,56 @@
-"""Suite-wide set-up: the real services must be there, and the shared fixtures must be found.
+"""Suite-wide set-up: the real services must be there, and the suite reads nothing outside the repository.
 
 The suite talks to a real PostgreSQL and a real Redis (see ``scripts/services.sh``). If either is
 missing the whole run stops at once with a message saying which, rather than skipping tests.
+
+Upstream test data (Argo Rollouts, Argo CD, Flagger) lives in ``tests/fixtures/upstream`` with a SOURCE
+file per project; tests reach it through the ``upstream_fixtures`` fixture (``shared_fixtures`` is the
+older name of the same fixture). A clone with nothing beside it runs the whole suite: any attempt to
+read the repository's parent's ``shared`` folder fails the test that makes it, naming the path.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = (PROJECT_ROOT / ".." / "shared" / "fixtures").resolve()
+UPSTREAM_FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "upstream"
+SHARED_FIXTURES = UPSTREAM_FIXTURES  # the older name, kept for tests written before the move
+# The folder beside the repository where upstream data was once kept; nothing may read it any more.
+_OUTSIDE = str(PROJECT_ROOT.parent / "shared") + os.sep
+_READ_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+_HOOKED: list[bool] = []
+
+
+class ReadOutsideRepository(RuntimeError):
+    """A test read a file beside the repository: a clone with nothing beside it would fail there."""
+
+
+def _refuse_reads_beside_the_repository(event: str, args: tuple[Any, ...]) -> None:
+    if event not in _READ_EVENTS or not args or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    text = os.fsdecode(args[0])
+    if "shared" in text and os.path.realpath(text).startswith(_OUTSIDE):
+        raise ReadOutsideRepository(f"tests must not read outside the repository: {text}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _HOOKED:  # an audit hook cannot be removed: add it once per process
+        sys.addaudithook(_refuse_reads_beside_the_repository)
+        _HOOKED.append(True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     problems = [*_database_problems(), *_redis_problems()]
-    if not SHARED_FIXTURES.is_dir():
-        problems.append(f"the shared fixtures are not at {SHARED_FIXTURES} (expected ../shared/fixtures)")
+    if not (UPSTREAM_FIXTURES / "argo-rollouts" / "SOURCE").is_file():
+        problems.append(f"the upstream test data is missing from {UPSTREAM_FIXTURES}")
     if problems:
         raise pytest.UsageError("the test suite cannot run:\n  - " + "\n  - ".join(problems))
 
@@ -53,8 +83,15 @@ def _redis_problems() -> list[str]:
 
 
 @pytest.fixture
-def shared_fixtures() -> Path:
-    return SHARED_FIXTURES
+def upstream_fixtures() -> Path:
+    """The root of the upstream test data kept in the repository (see each folder's SOURCE)."""
+    return UPSTREAM_FIXTURES
+
+
+@pytest.fixture
+def shared_fixtures(upstream_fixtures: Path) -> Path:
+    """The older name of ``upstream_fixtures``; both point into the repository."""
+    return upstream_fixtures
 
 
 @pytest.fixture

@@ -20,9 +20,17 @@ def test_the_default_mix_has_a_prometheus_backed_scenario() -> None:
 def test_without_prometheus_the_default_mix_leaves_those_scenarios_out_and_says_why() -> None:
     scenarios, note = plan_scenarios(DEFAULT_SCENARIOS, explicit=False, have_prometheus=False)
     assert "prometheus-healthy" not in scenarios and "healthy-canary" in scenarios
-    assert note.startswith("prometheus is not installed, so there are no live metrics charts")
-    assert "apt-get install -y --no-install-recommends prometheus" in note
-    assert note.endswith("leaving out prometheus-healthy, prometheus-error-spike.")
+    assert note.startswith(
+        "prometheus is not installed (make demo installs it only as root; install it: sudo "
+    )
+    assert (
+        "apt-get install -y --no-install-recommends prometheus), so there are no live analysis charts" in note
+    )
+    assert note.endswith(
+        "leaving out prometheus-healthy, prometheus-error-spike, prometheus-latency-regression, "
+        "prometheus-no-traffic."
+    )
+    assert "\n" not in note
 
 
 def test_scenarios_asked_for_by_name_are_kept_with_a_warning() -> None:

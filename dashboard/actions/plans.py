@@ -6,8 +6,8 @@ would send for the same objects (cmd/*/*.go; see notes §5), or raises ``Refused
 (pod hash, step index, pause and abort state) against the object just fetched from Kubernetes.
 
 ``unwedge`` is ours: scale an orphaned ReplicaSet to 0 — one the rollout owns (controller reference)
-that is neither stable, the current (canary) one, active nor preview — exactly the
-``kubectl scale rs NAME --replicas=0`` of the runbook.
+whose role by ``dashboard.domain.rs_roles`` (the rule the diagram and the finding use) is ``orphaned`` —
+exactly the ``kubectl scale rs NAME --replicas=0`` of the runbook.
 
 Non-goals: sending (``dashboard.kube.actions``), permissions and audit (``dashboard.actions.service``).
 """
@@ -17,11 +17,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from dashboard.domain.objects import as_bool, as_int, dig_list, dig_map, dig_str, maps, opt_int, rfc3339
 from dashboard.domain.phase import rollout_phase
+from dashboard.domain.rs_roles import ORPHANED, ROLE_WORDS, replica_set_role
 
 HASH_LABEL = "rollouts-pod-template-hash"
 REVISION_ANNOTATION = "rollout.argoproj.io/revision"
@@ -135,6 +136,21 @@ def plan(
     params: Mapping[str, Any] | None = None,
     now: datetime | None = None,
 ) -> Plan:
+    """What the dashboard sends: the CLI's requests (``cli_plan``) in the states the action is offered in."""
+    refusal = state_refusal(action, rollout)
+    if refusal:
+        raise Refused(refusal)
+    return cli_plan(action, rollout, replica_sets, params, now)
+
+
+def cli_plan(
+    action: str,
+    rollout: Mapping[str, Any],
+    replica_sets: Sequence[Mapping[str, Any]] = (),
+    params: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> Plan:
+    """What ``kubectl argo rollouts <action>`` would send for these objects, whatever the rollout's state."""
     params = params or {}
     name = dig_str(rollout, "metadata", "name")
     if action == "promote":
@@ -159,8 +175,43 @@ def plan(
     if action == "undo":
         return undo(rollout, replica_sets, _revision_param(params.get("revision")))
     if action == "unwedge":
-        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""))
+        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""), now)
     raise Refused(f"unknown action {action!r}")
+
+
+# The rollout states each action is for (the upstream dashboard's enablement: promote and abort while
+# Progressing or Paused — abort also for a stuck, Degraded update — retry only after an abort), enforced
+# here so the page and the service agree.
+_MOVING = ("Progressing", "Paused")
+
+
+def state_refusal(action: str, rollout: Mapping[str, Any]) -> str | None:
+    """Why ``action`` does not apply to the rollout in its current state, in a release manager's words."""
+    phase, _ = rollout_phase(rollout)
+    status, spec = dig_map(rollout, "status"), dig_map(rollout, "spec")
+    aborted = as_bool(status.get("abort"))
+    promoted = bool(status.get("currentPodHash")) and status.get("currentPodHash") == status.get("stableRS")
+    if action in ("promote", "promote-full", "skip-current-step", "abort"):
+        if aborted:
+            verb = "abort" if action == "abort" else "promote"
+            return f"the update was aborted; nothing to {verb} (retry it, or roll out a new revision)"
+        if promoted and phase == "Healthy":
+            return "the rollout is fully promoted and healthy; there is no update to act on"
+        # A stuck update (Degraded: progress deadline exceeded) can still be aborted back to stable.
+        if phase not in _MOVING and not (action == "abort" and phase == "Degraded"):
+            return f"the rollout is {phase}; this only applies while an update is progressing or paused"
+    if action == "retry" and not aborted:
+        return "only an aborted update can be retried, and this one was not aborted"
+    if action == "pause":  # Argo CD's discovery.lua: nothing to pause once promoted or aborted
+        if as_bool(spec.get("paused")):
+            return "the rollout is already paused"
+        if aborted:
+            return "the update was aborted; there is nothing to pause (retry it, or roll out a new revision)"
+        if promoted:
+            return "the rollout is fully promoted; there is no update to pause"
+    if action == "resume" and not (maps(status.get("pauseConditions")) or as_bool(spec.get("paused"))):
+        return "the rollout is not paused"
+    return None
 
 
 def _status(name: str, body: Mapping[str, Any]) -> Request:
@@ -188,7 +239,8 @@ def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step
     is_canary = "canary" in dig_map(spec, "strategy")
     steps = dig_list(canary, "steps")
     index = as_int(status.get("currentStepIndex"))
-    next_index = min(index + 1, len(steps))
+    # GetCurrentCanaryStep + "if index < len(steps) { index++ }": never past the last step, never lowered.
+    next_index = index + 1 if index < len(steps) else index
     paused_spec = as_bool(spec.get("paused"))
     unpause = Request("rollout", name, {"spec": {"paused": False}})
     status_body: dict[str, Any] | None = None
@@ -197,8 +249,14 @@ def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step
     if skip_current_step:
         if not is_canary or not steps:
             raise Refused("skip-current-step only applies to a canary with steps")
+        # Only the step index, even when spec.paused is set: promote -c sends no spec patch.
         status_body = unified = {"status": {"currentStepIndex": next_index}}
         summary = f"Skip step {index}/{len(steps)} (its pause or analysis): go to {next_index}/{len(steps)}"
+        return Plan(
+            (_status(name, status_body),),
+            without_status=(Request("rollout", name, unified),),
+            summary=summary,
+        )
     elif full:
         if status.get("currentPodHash") != status.get("stableRS"):
             status_body = {"status": {"promoteFull": True}}
@@ -222,7 +280,10 @@ def promote(rollout: Mapping[str, Any], *, full: bool = False, skip_current_step
         unified = {"spec": {"paused": False}, "status": {"pauseConditions": None}}
     elif is_canary and steps:
         status_body = {"status": {"pauseConditions": None, "currentStepIndex": next_index}}
-        unified = {"spec": {"paused": False}, "status": {"pauseConditions": None, "currentStepIndex": index}}
+        unified = {
+            "spec": {"paused": False},
+            "status": {"pauseConditions": None, "currentStepIndex": next_index},
+        }
     else:
         summary = "Unpause the rollout"
     requests = []
@@ -300,14 +361,12 @@ def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], 
         if len(ordered) < 2:
             raise Refused(f'no revision found for rollout "{name}"')
         target = ordered[1]
-    template = copy.deepcopy(dict(dig_map(target, "spec", "template")))
-    labels = dict(dig_map(template, "metadata", "labels"))
-    if HASH_LABEL in labels:
-        labels.pop(HASH_LABEL)
-        template["metadata"] = {**dig_map(template, "metadata"), "labels": labels}
+    template = _without_hash(dig_map(target, "spec", "template"))
     revision = revision_of(target)
     summary = f"Roll back to revision {revision} (ReplicaSet {dig_str(target, 'metadata', 'name')})"
-    if _derivative(template, dig_map(rollout, "spec", "template")):
+    # equalIgnoreHash: DeepDerivative(rolloutTemplate, rsTemplate), the hash label dropped from both. The
+    # rollout's template comes first, so keys only the ReplicaSet has (API-server defaults) are ignored.
+    if _derivative(_without_hash(dig_map(rollout, "spec", "template")), template):
         return Plan(
             note=f"skipped rollback (current template already matches revision {revision})", summary=summary
         )
@@ -317,49 +376,72 @@ def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], 
     )
 
 
-def _derivative(a: Any, b: Any) -> bool:
-    """Go's ``equality.Semantic.DeepDerivative(a, b)``: unset fields of ``a`` are ignored."""
-    if isinstance(a, Mapping):
-        return isinstance(b, Mapping) and all(
-            _derivative(v, b.get(k)) for k, v in a.items() if v not in (None, "", [], {}, 0, False)
-        )
-    if isinstance(a, list):
-        same_length = isinstance(b, list) and len(a) == len(b)
-        return same_length and all(_derivative(x, y) for x, y in zip(a, b, strict=True))
-    if a in (None, "", [], {}, 0, False):
+def _without_hash(template: Mapping[str, Any]) -> dict[str, Any]:
+    result = copy.deepcopy(dict(template))
+    labels = dict(dig_map(result, "metadata", "labels"))
+    if HASH_LABEL in labels:
+        labels.pop(HASH_LABEL)
+        result["metadata"] = {**dig_map(result, "metadata"), "labels": labels}
+    return result
+
+
+_MISSING = object()
+
+
+def _derivative(a: Any, b: Any = _MISSING) -> bool:
+    """apimachinery's ``Semantic.DeepDerivative(a, b)`` on unstructured values (maps, lists, scalars).
+
+    An empty map, list or string or a null in ``a`` matches anything; a key of ``a`` missing from ``b``
+    does not match; ``a`` may be shorter than ``b`` (a list or a map); numbers and booleans compare exactly.
+    """
+    if b is _MISSING:
+        return False
+    if a is None:
         return True
-    return bool(a == b)
+    if b is None:
+        return False
+    if isinstance(a, Mapping):
+        if not isinstance(b, Mapping):
+            return False
+        if not a:
+            return True
+        return len(a) <= len(b) and all(_derivative(v, b.get(k, _MISSING)) for k, v in a.items())
+    if isinstance(a, list):
+        if not isinstance(b, list):
+            return False
+        return not a or (len(a) <= len(b) and all(_derivative(x, b[i]) for i, x in enumerate(a)))
+    if isinstance(a, str):
+        return isinstance(b, str) and (not a or a == b)
+    return type(a) is type(b) and bool(a == b)
 
 
-def unwedge_refusal(rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str) -> str | None:
-    """Why ``rs`` may not be scaled to 0 by unwedge, or None when it is an orphan."""
+def unwedge_refusal(
+    rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str, now: datetime | None = None
+) -> str | None:
+    """Why ``rs`` may not be scaled to 0 by unwedge, or None when its role (``rs_roles``) is orphaned."""
     if rs is None:
         return f"ReplicaSet {name!r} does not exist"
     if not owned(rollout, [rs]):
         return f"ReplicaSet {name!r} is not controlled by rollout {dig_str(rollout, 'metadata', 'name')!r}"
-    status = dig_map(rollout, "status")
-    hash_ = str(dig_map(rs, "metadata", "labels").get(HASH_LABEL) or "")
-    roles = {
-        "stable": status.get("stableRS"),
-        "the current canary": status.get("currentPodHash"),
-        "active": dig_str(status, "blueGreen", "activeSelector"),
-        "preview": dig_str(status, "blueGreen", "previewSelector"),
-    }
-    for role, value in roles.items():
-        if hash_ and value == hash_:
-            return f"ReplicaSet {name!r} is {role}; unwedge only scales down an orphaned ReplicaSet"
-    if not hash_:
-        return f"ReplicaSet {name!r} has no {HASH_LABEL} label, so its role cannot be told"
-    if as_int(dig_map(rs, "spec").get("replicas")) == 0:
-        return f"ReplicaSet {name!r} is already scaled to 0"
-    return None
+    role = replica_set_role(rollout, rs, now or datetime.now(UTC))
+    if role.role == ORPHANED:
+        return None
+    return (
+        f"ReplicaSet {name!r} is {ROLE_WORDS.get(role.role, role.role)}; "
+        "unwedge only scales down an orphaned ReplicaSet"
+    )
 
 
-def unwedge(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], rs_name: str) -> Plan:
+def unwedge(
+    rollout: Mapping[str, Any],
+    replica_sets: Sequence[Mapping[str, Any]],
+    rs_name: str,
+    now: datetime | None = None,
+) -> Plan:
     if not rs_name:
         raise Refused("name the ReplicaSet to scale down (replicaSet)")
     rs = next((r for r in replica_sets if dig_str(r, "metadata", "name") == rs_name), None)
-    reason = unwedge_refusal(rollout, rs, rs_name)
+    reason = unwedge_refusal(rollout, rs, rs_name, now)
     if reason:
         raise Refused(reason)
     summary = (
@@ -369,10 +451,12 @@ def unwedge(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]
     return Plan((Request("scale", rs_name, {"spec": {"replicas": 0}}),), summary=summary)
 
 
-def orphans(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]]) -> list[str]:
+def orphans(
+    rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], now: datetime | None = None
+) -> list[str]:
     """Names of the owned ReplicaSets that unwedge would accept (running pods, no role)."""
     return [
         dig_str(rs, "metadata", "name")
         for rs in owned(rollout, replica_sets)
-        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name")) is None
+        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name"), now) is None
     ]

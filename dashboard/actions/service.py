@@ -196,11 +196,12 @@ def rollout_act(
             actor=user.username, idempotency_key=idempotency_key, outcome=Outcome.ACCEPTED
         )
         return _replay(earlier, action, key)
-    from dashboard.actions.tasks import execute_action
+    from celery import current_app
 
     # Sent at once, not on commit: callers are not inside a transaction (views run in autocommit), and
-    # the inline (eager) mode then answers with the outcome straight away.
-    execute_action.delay(entry.pk)
+    # the inline (eager) mode then answers with the outcome straight away. By name: the task module
+    # imports this one (ActionsConfig.ready registers the task in every process).
+    current_app.tasks["dashboard.actions.tasks.execute_action"].delay(entry.pk)
     return entry, False
 
 

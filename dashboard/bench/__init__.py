@@ -7,6 +7,8 @@ end-to-end delay, loss, page speed, memory and this machine's raw limits, as JSO
 Modules: ``analysis`` (pure: percentiles, delays, loss), ``processes`` (spawning and reaping),
 ``clients`` (the websocket client process), ``churn`` (new images written to kubesim), ``monitor`` (the
 bus stream and resource samples), ``limits`` (raw Redis and channel-layer limits), ``browser``
-(Playwright), ``report`` (JSON and HTML), ``run`` (the layouts). Non-goals: asserting targets (figures
+(Playwright), ``report`` (JSON and HTML), ``run`` (the layouts). The single-part benchmarks live here
+too: ``watch`` (the watcher, ``manage.py bench_watch``) and ``web`` (the fleet page and live delay,
+``manage.py bench_web``); the simulator's own is ``kubesim.bench``. Non-goals: asserting targets (figures
 are printed and compared with the targets, never asserted) and tuning the code under test.
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,6 +71,8 @@ def first_render(
     """Page navigation start → table filled / first frame after it, in ms (median over ``repeat``)."""
     from playwright.sync_api import sync_playwright
 
+    if not Path(CHROMIUM).is_file():
+        raise RuntimeError(f"{CHROMIUM} is not installed (Debian package chromium)")
     loaded: list[float] = []
     rendered: list[float] = []
     first_byte: list[float] = []

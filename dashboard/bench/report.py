@@ -7,6 +7,7 @@ Non-goals: measuring (``run``), failing a run that misses a target (targets are 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import itertools
 import json
@@ -172,9 +173,15 @@ def _capacity(burst: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str,
     }
 
 
-def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
-    from dashboard.bench.run import config_dict
+def config_dict(config: Any) -> dict[str, Any]:
+    """A run's settings for the report (a ``BenchConfig``), without the service URLs (they hold secrets)."""
+    data = dataclasses.asdict(config)
+    data.pop("redis_url", None)
+    data.pop("database_url", None)
+    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
 
+
+def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
     churned = raw["churn"]
     start, end = churned.started, churned.ended
     window = max(end - start, 1e-9)
@@ -333,6 +340,16 @@ def _mark(target: dict[str, Any]) -> str:
     return "met" if target["met"] else "not measured" if target["value"] is None else "missed"
 
 
+def first_render_text(page: dict[str, Any]) -> str:
+    """The first-render figure, or why there is none (skipped on purpose, or the browser's error)."""
+    browser = page.get("browser")
+    if browser is None:
+        return "not measured (run with --no-browser)"
+    if browser.get("first_render_ms") is not None:
+        return f"{browser['first_render_ms']} ms"
+    return f"not measured: {browser.get('error', 'no figure')}"
+
+
 def summary_lines(result: dict[str, Any]) -> list[str]:
     e2e, bus = result["end_to_end"]["ms"], result["end_to_end"]["write_to_bus_ms"]
     page = result["fleet_page"]
@@ -349,8 +366,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"loss: {loss['clients_matching']}/{loss['clients']} clients equal the simulator; bus matches: "
         f"{loss['bus_matching']}; undelivered {loss['undelivered']}; zero loss: {loss['zero_loss']}",
         f"fleet page: first byte shell {page.get('shell', {}).get('median_ms')} ms, rows document "
-        f"{page.get('rows', {}).get('median_ms')} ms; first render "
-        f"{(page.get('browser') or {}).get('first_render_ms', (page.get('browser') or {}).get('error'))} ms",
+        f"{page.get('rows', {}).get('median_ms')} ms; first render {first_render_text(page)}",
         "memory (peak RSS MB): "
         + ", ".join(f"{k} {v}" for k, v in result["memory"]["peak_rss_mb"].items())
         + f"; Redis used {result['memory']['redis_used_peak_mb']} MB",

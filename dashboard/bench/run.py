@@ -32,7 +32,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
 from dashboard.bench.monitor import Sampler, StreamMonitor
 from dashboard.bench.processes import BenchError, Process, Processes, wait_http
+from dashboard.bench.report import figures
 from dashboard.bench.truth import expected_rows
 
 LAYOUTS = ("single", "two-web", "two-clusters", "failover")
@@ -110,8 +111,6 @@ class RunState:
 
 def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the benchmark and return the figures (see ``report.figures`` for the document's shape)."""
-    from dashboard.bench.report import figures
-
     config.validate()
     directory = Path(tempfile.mkdtemp(prefix="rollouts-bench-"))
     state = RunState(prefix=f"bench-{uuid.uuid4().hex[:8]}:", directory=directory)
@@ -686,10 +685,3 @@ def _cleanup(config: BenchConfig, state: RunState) -> None:
             admin = parts._replace(path="/postgres").geturl()
             with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
-
-
-def config_dict(config: BenchConfig) -> dict[str, Any]:
-    data = asdict(config)
-    data.pop("redis_url", None)
-    data.pop("database_url", None)
-    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}

@@ -19,6 +19,12 @@ becomes ``result`` and the measurement's value string) and ``utils/analysis`` (`
 - ``scale_query_windows(query, speed)`` — PromQL range/subquery/offset durations divided by a simulation
   speed (the scenario-time vs wall-clock reconciliation), clamped to a minimum that ``rate()`` can answer.
 
+Pinned to upstream's own vectors: ``tests/metrics/test_analysis_eval_upstream.py`` transcribes the cases of
+argo-rollouts' ``utils/evaluate/evaluate_test.go`` and ``metricproviders/prometheus/prometheus_test.go``
+(commit 9f8d111d8f8e), so the simulator and the dry run, which both use this module, are checked against
+Argo Rollouts itself rather than only against each other. Comparing values whose types expr knows at
+compile time (literals, ``asFloat``/``asInt``/``len``…) across kinds is a compile error, as upstream.
+
 Non-goals: closures and predicates (``all(result, {# < 1})``), pipes, ranges, string helpers, dates; real
 PromQL evaluation (a real Prometheus does that).
 """
@@ -254,10 +260,10 @@ class _Parser:
         kind, tok = self.take()
         if kind == "num":
             value: Any = float(tok) if any(c in tok for c in ".eE") else int(tok)
-            return lambda env: value
+            return _typed(lambda env: value, "float64" if isinstance(value, float) else "int")
         if kind == "str":
             text = tok[1:-1] if tok.startswith("`") else bytes(tok[1:-1], "utf-8").decode("unicode_escape")
-            return lambda env: text
+            return _typed(lambda env: text, "string")
         if tok == "(":
             node = self.ternary()
             self.expect(")")
@@ -309,7 +315,7 @@ class _Parser:
                 return fn(env.get("result"), *values[1:])
 
             return quirk
-        return lambda env: fn(*[a(env) for a in args])
+        return _typed(lambda env: fn(*[a(env) for a in args]), _RETURNS.get(name))
 
     def postfix(self, node: Node) -> Node:
         while True:
@@ -422,7 +428,27 @@ def _power(a: float, b: float) -> float:
         return math.inf
 
 
+# What expr knows at compile time: the type of literals and of Argo's typed functions (``result`` itself is
+# ``interface{}``, so only these can make a comparison fail to compile, as ``asFloat(result) == "1.1"`` does).
+_RETURNS = {"asFloat": "float64", "asInt": "int", "len": "int", "isNaN": "bool", "isInf": "bool"}
+_KINDS = {"int": "number", "float64": "number", "string": "string", "bool": "bool"}
+
+
+def _typed(node: Node, expr_type: str | None) -> Node:
+    if expr_type is not None:
+        setattr(node, "expr_type", expr_type)  # noqa: B010 - a function attribute, read by _binary_node
+    return node
+
+
+def _static_mismatch(op: str, left: Node, right: Node) -> None:
+    types = (getattr(left, "expr_type", None), getattr(right, "expr_type", None))
+    if None not in types and _KINDS[str(types[0])] != _KINDS[str(types[1])]:
+        raise ExpressionError(f"invalid operation: {op} (mismatched types {types[0]} and {types[1]})")
+
+
 def _binary_node(op: str, left: Node, right: Node) -> Node:
+    if op in ("==", "!="):
+        _static_mismatch(op, left, right)
     if op in ("&&", "and"):
         return lambda env: _truth(left(env)) and _truth(right(env))
     if op in ("||", "or"):

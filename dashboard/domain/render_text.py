@@ -1,9 +1,10 @@
 """Text identical to ``kubectl argo rollouts get rollout|experiment NAME --no-color``.
 
 The header is ``fmt "%-17s%v"`` lines; the tree goes through Go's tabwriter (min width 0, padding 2,
-widths counted in runes), which :func:`tabulate` reproduces. Upstream quirks are kept on purpose:
-revision rows carry an empty STATUS cell of one space, and the Jobs of an Experiment's
-AnalysisRuns lose their indentation. Non-goals: colours and watch mode.
+widths counted in runes), which :func:`tabulate` reproduces. Every level nests as cmd/get's printer
+does (Rollout → revision → ReplicaSet/Experiment/AnalysisRun → Pod/ReplicaSet/AnalysisRun → Job); the
+upstream quirk kept on purpose: revision rows carry an empty STATUS cell of one space.
+Non-goals: colours and watch mode.
 """
 
 from __future__ import annotations
@@ -113,9 +114,9 @@ def _experiment_rows(exp: ExperimentView, prefix: str, sub_prefix: str) -> list[
         rows.extend(_replica_set_rows(rs, child_prefix, child_sub))
         current += 1
     for run in exp.analysis_runs:
-        # Upstream writes the sub-prefix, then the run with a fresh prefix and an empty sub-prefix.
-        run_prefix, _ = _prefixes(current == total - 1, "")
-        rows.extend(_analysis_run_rows(run, sub_prefix + run_prefix, ""))
+        # PrintExperimentInfo: getPrefixes(isLast, subpfx), so the run's Jobs nest one level below it.
+        run_prefix, run_sub = _prefixes(current == total - 1, sub_prefix)
+        rows.extend(_analysis_run_rows(run, run_prefix, run_sub))
         current += 1
     return rows
 

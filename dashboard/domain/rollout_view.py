@@ -23,6 +23,7 @@ from .argocd_health import rollout_health
 from .durations import age, trunc_div
 from .experiments import ExperimentView, experiment_views
 from .images import ImageView, merge_image
+from .kube_events import event_rows
 from .objects import (
     as_bool,
     as_map,
@@ -108,6 +109,7 @@ class RolloutView:
     conditions: tuple[Mapping[str, str], ...]
     updated_at: datetime
     findings: tuple[Mapping[str, Any], ...] = field(default=())
+    events: tuple[Mapping[str, Any], ...] = field(default=())  # Kubernetes Events about it (kube_events)
 
     @property
     def release_started_at(self) -> datetime | None:
@@ -198,6 +200,7 @@ class RolloutView:
             "annotations": dict(self.annotations),
             "conditions": [dict(c) for c in self.conditions],
             "findings": [dict(f) for f in self.findings],
+            "events": [dict(e) for e in self.events],
             "updatedAt": rfc3339(self.updated_at),
         }
 
@@ -246,6 +249,7 @@ def build_rollout_view(
     experiments: Iterable[Mapping[str, Any]] = (),
     jobs: Iterable[Mapping[str, Any]] = (),
     deployment: Mapping[str, Any] | None = None,
+    events: Iterable[Mapping[str, Any]] = (),
     now: datetime,
     cluster: str = "",
 ) -> RolloutView:
@@ -291,6 +295,7 @@ def build_rollout_view(
     replicas = opt_int(spec.get("replicas"))
     created = parse_time(meta.get("creationTimestamp"))
     return RolloutView(
+        events=event_rows(rollout, events),
         cluster=cluster,
         namespace=as_str(meta.get("namespace")),
         name=as_str(meta.get("name")),
@@ -389,6 +394,7 @@ def rollout_views(
                 experiments=by_kind["Experiment"][namespace],
                 jobs=by_kind["Job"][namespace],
                 deployment=deployment,
+                events=by_kind["Event"][namespace],
                 now=now,
                 cluster=cluster,
             )

@@ -4,7 +4,8 @@
 events a release manager reads on a timeline: a release started, a step was reached, the weight moved,
 a pause started or ended, an analysis run started / measured / finished, the phase changed, the rollout
 was aborted / promoted / fully promoted, a release was superseded (and the re-render race: the pod hash
-changed while the step index went back to 0), findings raised or cleared.
+changed while the step index went back to 0), findings raised or cleared, and each Kubernetes Event the
+controller recorded about the rollout (the view's ``events``: reason and message as Argo Rollouts wrote).
 
 Every event names the release it belongs to (``podHash``) and carries a ``dedupe`` key built only from
 facts in the views (never from the time or the order it was observed), so recording the same transition
@@ -36,6 +37,7 @@ ANALYSIS_FINISHED = "analysis.finished"
 PHASE_CHANGED = "phase.changed"
 FINDING_RAISED = "finding.raised"
 FINDING_CLEARED = "finding.cleared"
+KUBE_EVENT = "kube.event"  # a Kubernetes Event the controller recorded about the rollout
 
 EVENT_KINDS = (
     RELEASE_STARTED,
@@ -54,6 +56,7 @@ EVENT_KINDS = (
     PHASE_CHANGED,
     FINDING_RAISED,
     FINDING_CLEARED,
+    KUBE_EVENT,
 )
 
 TERMINAL_ANALYSIS = frozenset({"Successful", "Failed", "Error", "Inconclusive"})
@@ -81,6 +84,7 @@ def timeline_events(previous: View | None, current: View | None, *, at: datetime
     _phase(emit, prev, current, hash_now, same_release)
     _analysis(emit, prev, current)
     _findings(emit, prev, current, hash_now)
+    _kube_events(emit, prev, current, hash_now)
     return emit.events
 
 
@@ -305,6 +309,24 @@ def _analysis(emit: _Emitter, prev: View, cur: View) -> None:
             )
 
 
+def _kube_events(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
+    """Each Kubernetes Event (or repeat of one: its count went up) that is new in this view."""
+    seen = {(e.get("name"), e.get("count")) for e in _list(prev.get("events")) if isinstance(e, Mapping)}
+    for event in _list(cur.get("events")):
+        if not isinstance(event, Mapping) or (event.get("name"), event.get("count")) in seen:
+            continue
+        reason, message = _str(event.get("reason")) or "", _str(event.get("message")) or ""
+        emit(
+            KUBE_EVENT,
+            pod_hash,
+            f"{event.get('name')}#{event.get('count')}",
+            f"{reason}: {message}" if message else reason,
+            type=_str(event.get("type")) or "Normal",
+            reason=reason,
+            occurredAt=event.get("at"),
+        )
+
+
 def _findings(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
     # Keyed by code and subject: each orphaned ReplicaSet (or failed run) is raised and cleared on its own,
     # and a finding whose evidence or wording changes is not raised again.
@@ -449,6 +471,9 @@ def timeline_basis(view: View) -> dict[str, Any]:
         {k: f.get(k) for k in ("code", "subject", "since", "title", "severity")}
         for f in _list(view.get("findings"))
         if isinstance(f, Mapping)
+    ]
+    basis["events"] = [
+        {k: e.get(k) for k in ("name", "count")} for e in _list(view.get("events")) if isinstance(e, Mapping)
     ]
     return basis
 

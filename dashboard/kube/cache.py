@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from dashboard.actions.availability import action_availability
 from dashboard.domain import build_rollout_view
 from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time
@@ -39,15 +40,17 @@ EXPERIMENT = "Experiment"
 APPLICATION = "Application"
 CANARY = "Canary"
 EVENT = "Event"
+ROLLOUT_EVENT = "RolloutEvent"  # the Events about Rollouts (their own watch: involvedObject.kind=Rollout)
 DEPLOYMENT = "Deployment"
 HTTP_ROUTE = "HTTPRoute"
 FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
-KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, *FLAGGER_KINDS)
+KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS)
 ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
 BY_NAME = (DEPLOYMENT, HTTP_ROUTE)  # read by a Canary's view, found by name
 # Flagger writes an Event per analysis tick that says something; Kubernetes keeps them an hour. The view
 # needs the recent ones (the current halt, the failed checks), not all of them.
 EVENTS_PER_CANARY = 50
+EVENTS_PER_ROLLOUT = 50
 
 Obj = dict[str, Any]
 # A change the cache actually applied: (event type, object) — what a recording writes.
@@ -210,18 +213,23 @@ class RolloutInputs:
     analysisruns: list[Obj] = field(default_factory=list)
     experiments: list[Obj] = field(default_factory=list)
     applications: list[Obj] = field(default_factory=list)
+    events: list[Obj] = field(default_factory=list)
 
     def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
-        """The rollout's view document from these inputs (the domain model; never raises by contract)."""
-        return build_rollout_view(
+        """The rollout's view document from these inputs (the domain model; never raises by contract),
+        with which actions apply now (``availableActions``: the rules the action service enforces)."""
+        view = build_rollout_view(
             self.rollout,
             replicasets=self.replicasets,
             pods=self.pods,
             analysisruns=self.analysisruns,
             experiments=self.experiments,
+            events=self.events,
             now=now,
             cluster=cluster,
         ).to_dict()
+        view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
+        return view
 
 
 @dataclass
@@ -249,6 +257,8 @@ class ClusterCache:
         self.named: dict[Ref, str] = {}
         self.events_by_canary: dict[NameKey, dict[str, float]] = {}
         self.event_subject: dict[str, NameKey] = {}
+        # Rollouts' Events by the Rollout they are about, kept like a Canary's.
+        self.events_by_rollout: dict[NameKey, dict[str, float]] = {}
 
     def get(self, kind: str, uid: str) -> Obj | None:
         return self.objects[kind].get(uid)
@@ -265,10 +275,14 @@ class ClusterCache:
         problem = object_problem(kind, obj)
         if problem:
             raise MalformedObject(problem)
+        if kind == EVENT and _event_subject(obj, ROLLOUT) is not None:
+            kind = ROLLOUT_EVENT  # a recording replays Rollout Events under their API kind, Event
         uid = uid_of(obj)
         old = self.objects[kind].get(uid)
         affected = self._rollouts_of(uid, kind) if old is not None else set()
-        if event_type == "DELETED" or (kind == EVENT and _event_subject(obj) is None):
+        if event_type == "DELETED" or (
+            kind in (EVENT, ROLLOUT_EVENT) and _event_subject(obj, _SUBJECT[kind]) is None
+        ):
             if old is not None:
                 self._remove(kind, uid)
             return affected
@@ -321,6 +335,8 @@ class ClusterCache:
             found.analysisruns.extend(self._children(owner, ANALYSIS_RUN))
         for rs in found.replicasets:
             found.pods.extend(self._children(uid_of(rs), POD))
+        events = self.objects[ROLLOUT_EVENT]
+        found.events = [events[u] for u in self.events_by_rollout.get(_name_key(rollout), ()) if u in events]
         for app_uid in sorted(self.apps_by_rollout.get(_name_key(rollout), ())):
             app = self.objects[APPLICATION].get(app_uid)
             if app is not None:
@@ -363,23 +379,24 @@ class ClusterCache:
                 self.readers.setdefault(ref, set()).add(uid)
         elif kind in BY_NAME:
             self.named[(kind, *_name_key(obj))] = uid
-        elif kind == EVENT:
-            self._store_event(uid, obj)
+        elif kind in (EVENT, ROLLOUT_EVENT):
+            self._store_event(kind, uid, obj)
         if kind == APPLICATION:
             targets = _application_rollouts(obj)
             self.app_targets[uid] = targets
             for target in targets:
                 self.apps_by_rollout.setdefault(target, set()).add(uid)
 
-    def _store_event(self, uid: str, event: Obj) -> None:
-        subject = _event_subject(event)
+    def _store_event(self, kind: str, uid: str, event: Obj) -> None:
+        subject = _event_subject(event, _SUBJECT[kind])
         if subject is None:
             return
         self.event_subject[uid] = subject
-        bucket = self.events_by_canary.setdefault(subject, {})
+        by_subject = self.events_by_canary if kind == EVENT else self.events_by_rollout
+        bucket = by_subject.setdefault(subject, {})
         bucket[uid] = _event_when(event)
-        if len(bucket) > EVENTS_PER_CANARY:
-            self._remove(EVENT, min(bucket, key=lambda u: (bucket[u], u)))
+        if len(bucket) > (EVENTS_PER_CANARY if kind == EVENT else EVENTS_PER_ROLLOUT):
+            self._remove(kind, min(bucket, key=lambda u: (bucket[u], u)))
 
     def _remove(self, kind: str, uid: str) -> None:
         self._unindex(uid)
@@ -401,11 +418,12 @@ class ClusterCache:
             _discard(self.readers, ref, uid)
         subject = self.event_subject.pop(uid, None)
         if subject is not None:
-            events = self.events_by_canary.get(subject)
+            by_subject = self.events_by_rollout if kind == ROLLOUT_EVENT else self.events_by_canary
+            events = by_subject.get(subject)
             if events is not None:
                 events.pop(uid, None)
                 if not events:
-                    del self.events_by_canary[subject]
+                    del by_subject[subject]
         for owner in self.owners.pop(uid, ()):
             siblings = self.children.get(owner)
             if siblings is not None:
@@ -424,10 +442,11 @@ class ClusterCache:
         names a Canary's view reads (Events, Deployments, HTTPRoutes)."""
         if kind in ROOTS:
             return {uid}
-        if kind == EVENT:
+        if kind in (EVENT, ROLLOUT_EVENT):
             subject = self.event_subject.get(uid)
-            canary = self.canary_by_name.get(subject) if subject is not None else None
-            return {canary} if canary is not None else set()
+            by_name = self.canary_by_name if kind == EVENT else self.rollout_by_name
+            root = by_name.get(subject) if subject is not None else None
+            return {root} if root is not None else set()
         if kind in BY_NAME:
             obj = self.objects[kind].get(uid)
             return set(self.readers.get((kind, *_name_key(obj)), ())) if obj is not None else set()
@@ -484,10 +503,14 @@ def _canary_reads(canary: Mapping[str, Any]) -> tuple[Ref, ...]:
     return tuple(reads)
 
 
-def _event_subject(event: Mapping[str, Any]) -> NameKey | None:
-    """(namespace, name) of the Canary an Event is about, or None when it is about something else."""
+_SUBJECT = {EVENT: CANARY, ROLLOUT_EVENT: ROLLOUT}  # the kind of object each Event kind is about
+
+
+def _event_subject(event: Mapping[str, Any], subject_kind: str = CANARY) -> NameKey | None:
+    """(namespace, name) of the object of ``subject_kind`` an Event is about, or None when it is about
+    something else."""
     involved = event.get("involvedObject") or event.get("regarding")
-    if not isinstance(involved, Mapping) or involved.get("kind") != CANARY:
+    if not isinstance(involved, Mapping) or involved.get("kind") != subject_kind:
         return None
     name = involved.get("name")
     if not isinstance(name, str) or not name:

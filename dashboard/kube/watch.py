@@ -78,6 +78,8 @@ WATCHED_KINDS = (
     Kind("Pod", "", "v1", "pods", label_selector=POD_HASH_LABEL),
     Kind("AnalysisRun", "argoproj.io", "v1alpha1", "analysisruns"),
     Kind("Experiment", "argoproj.io", "v1alpha1", "experiments"),
+    # The Events Argo Rollouts records on each Rollout (the timeline shows them).
+    Kind("RolloutEvent", "", "v1", "events", field_selector="involvedObject.kind=Rollout"),
     Kind("Application", "argoproj.io", "v1alpha1", "applications", optional=True),
     # Flagger: the Canary, the Events Flagger writes about it (its only history) and what its view reads.
     Kind("Canary", "flagger.app", "v1beta1", "canaries", optional=True),

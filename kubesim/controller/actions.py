@@ -43,6 +43,33 @@ class ActionError(ValueError):
     pass
 
 
+_ABSENT = object()
+
+
+def deep_derivative(a: Any, b: Any = _ABSENT) -> bool:
+    """apimachinery's ``Semantic.DeepDerivative`` on unstructured values: empty or null parts of ``a``
+    match anything, a key of ``a`` missing from ``b`` does not, ``a`` may be shorter than ``b``."""
+    if b is _ABSENT:
+        return False
+    if a is None:
+        return True
+    if b is None:
+        return False
+    if isinstance(a, dict):
+        if not isinstance(b, dict):
+            return False
+        return not a or (
+            len(a) <= len(b) and all(deep_derivative(v, b.get(k, _ABSENT)) for k, v in a.items())
+        )
+    if isinstance(a, list):
+        if not isinstance(b, list):
+            return False
+        return not a or (len(a) <= len(b) and all(deep_derivative(x, b[i]) for i, x in enumerate(a)))
+    if isinstance(a, str):
+        return isinstance(b, str) and (not a or a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
 def _status_patch(store: Any, ns: str, name: str, body: Obj, user: str | None) -> None:
     store.patch(ROLLOUTS, ns, name, body, subresource="status", manager=CLI_MANAGER, user=user)
 
@@ -78,12 +105,14 @@ def promote(
     canary = (spec.get("strategy") or {}).get("canary")
     steps = (canary or {}).get("steps") or []
     index = int(status.get("currentStepIndex") or 0)
-    next_index = min(index + 1, len(steps))
+    next_index = index + 1 if index < len(steps) else index  # GetCurrentCanaryStep, then "index++"
     status_patch: Obj | None = None
     if skip_current_step:
         if canary is None or not steps:
             raise ActionError("Skip current step is not supported for this rollout")
-        status_patch = {"status": {"currentStepIndex": next_index}}
+        # getPatches' skipCurrentStep: the step index only, never a spec patch (a manual pause stays).
+        _status_patch(store, ns, name, {"status": {"currentStepIndex": next_index}}, user)
+        return
     elif full:
         if status.get("currentPodHash") != status.get("stableRS"):
             status_patch = {"status": {"promoteFull": True}}
@@ -142,7 +171,9 @@ def undo(store: Any, ns: str, name: str, *, to_revision: int = 0, user: str | No
         target = ordered[1]
     template = copy.deepcopy(target["spec"]["template"])
     template.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
-    if template == ro["spec"].get("template"):
+    current = copy.deepcopy(ro["spec"].get("template") or {})
+    current.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
+    if deep_derivative(current, template):  # equalIgnoreHash: the rollout's template first
         return f"skipped rollback (current template already matches revision {revision(target)})"
     store.patch(
         ROLLOUTS,

@@ -10,8 +10,9 @@ A failed, inconclusive or errored metric (or ``spec.terminate``) makes the run s
 AnalysisRuns have no status subresource, so status is written through the main resource.
 
 Argument templating and condition evaluation live in ``dashboard.domain.analysis_eval`` (shared with the
-dashboard's dry run). Non-goals: dry-run metrics, measurement retention settings, job/web providers (every
-provider is answered by the pluggable ``MetricProvider``).
+dashboard's dry run). A ``job`` metric runs a batch/v1 Job (``kubesim.controller.jobs``): its measurement
+stays Running until the Job completes or fails. Every other provider is answered by the pluggable
+``MetricProvider``. Non-goals: dry-run metrics, measurement retention settings, the web provider.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ from dashboard.domain.analysis_eval import (
 )
 from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import ANALYSIS_RUNS, ROLLOUTS_MANAGER, Cache, Enqueue, Key, Obj
+from kubesim.controller.events import Recorder
+from kubesim.controller.jobs import is_job_metric, resume_job, start_job
 from kubesim.metrics import MetricProvider
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
+RESUME_SECONDS = 1.0  # how soon a Running Job measurement is looked at again
 _WORSE_ORDER = ["Successful", "Running", "Pending", "Inconclusive", "Error", "Failed"]
 ERROR_RETRY_SECONDS = 10.0
 MEASUREMENT_HISTORY_LIMIT = 10
@@ -102,6 +106,10 @@ def metric_phase(metric: Obj, result: Obj, terminating: bool) -> str:
     return "Successful" if terminating else "Running"
 
 
+def _event_type(phase: str) -> str:
+    return "Warning" if phase in ("Failed", "Error") else "Normal"
+
+
 def is_worse(current: str, new: str) -> bool:
     return _WORSE_ORDER.index(new) > _WORSE_ORDER.index(current)
 
@@ -115,6 +123,7 @@ class AnalysisController:
         self.clock = clock
         self.provider = provider
         self.enqueue = enqueue
+        self.events = Recorder(store, clock)
         # Exact finish times (status timestamps have one-second precision, too coarse at high speed).
         self._finished: dict[tuple[str, str], datetime] = {}
 
@@ -128,8 +137,23 @@ class AnalysisController:
         status, next_in = self.compute(run)
         if status != old_status:
             self.store.patch(ANALYSIS_RUNS, key[0], key[1], {"status": status}, manager=ROLLOUTS_MANAGER)
+            self._completion_events(run, old_status, status)
         if next_in is not None and status.get("phase") not in COMPLETED:
             self.enqueue("analysisrun", key, max(next_in, 0.0))
+
+    def _completion_events(self, run: Obj, old: Obj, new: Obj) -> None:
+        """analysis.go: "Metric '<name>' Completed. Result: <phase>" per metric, then
+        ``recordAnalysisRunCompletionEvent``; Failed and Error are Warnings."""
+        before = {r.get("name"): r.get("phase") for r in old.get("metricResults") or []}
+        for result in new.get("metricResults") or []:
+            phase = result.get("phase")
+            if phase in COMPLETED and before.get(result.get("name")) != phase:
+                message = f"Metric '{result.get('name')}' Completed. Result: {phase}"
+                self.events.record(run, _event_type(str(phase)), f"Metric{phase}", message)
+        phase = new.get("phase")
+        if phase in COMPLETED and old.get("phase") != phase:
+            message = f"Analysis Completed. Result: {phase}"
+            self.events.record(run, _event_type(str(phase)), f"AnalysisRun{phase}", message)
 
     def _last_finished(self, run: Obj, name: str, measurement: Obj) -> datetime | None:
         exact = self._finished.get((run["metadata"]["uid"], name))
@@ -165,6 +189,18 @@ class AnalysisController:
             if result is not None and result.get("phase") in COMPLETED:
                 continue
             measurements = (result or {}).get("measurements") or []
+            if result is not None and measurements and measurements[-1].get("phase") == "Running":
+                # A Job measurement in flight: Resume (or Terminate) it before anything else.
+                wait = self._resume(run, result, stamp, terminating)
+                if wait is not None:
+                    next_in = _sooner(next_in, wait)
+                    continue
+                self._finished[(run["metadata"]["uid"], name)] = now
+                measurements = result["measurements"]
+                count = effective_count(metric)
+                if not terminating and (count is None or result.get("count", 0) < count):
+                    next_in = _sooner(next_in, parse_duration(metric.get("interval")) or ERROR_RETRY_SECONDS)
+                continue
             due = False
             if terminating:
                 due = False
@@ -198,7 +234,9 @@ class AnalysisController:
                 self._measure(run, metric, result, stamp)
                 self._finished[(run["metadata"]["uid"], name)] = now
                 count = effective_count(metric)
-                if count is None or result.get("count", 0) < count:
+                if result["measurements"][-1]["phase"] == "Running":
+                    next_in = _sooner(next_in, RESUME_SECONDS)
+                elif count is None or result.get("count", 0) < count:
                     interval = (
                         ERROR_RETRY_SECONDS
                         if result["measurements"][-1]["phase"] == "Error"
@@ -217,7 +255,29 @@ class AnalysisController:
                 status["completedAt"] = stamp
         return status, next_in
 
+    def _resume(self, run: Obj, result: Obj, stamp: str, terminating: bool) -> float | None:
+        """The Job provider's Resume / Terminate of the last (Running) measurement: seconds until the next
+        look while it still runs, None once it finished."""
+        last = result["measurements"][-1]
+        if terminating:  # Terminate: the Job is left to its owner's garbage collection here
+            updated = {**last, "phase": "Inconclusive", "finishedAt": stamp}
+        else:
+            updated = resume_job(self.store, run, last, stamp)
+        result["measurements"][-1] = updated
+        if updated.get("phase") == "Running":
+            return RESUME_SECONDS
+        if not terminating:
+            self._tally(result, str(updated["phase"]))
+        return None
+
     def _measure(self, run: Obj, metric: Obj, result: Obj, stamp: str) -> None:
+        if is_job_metric(metric):
+            started = start_job(self.store, run, metric, result, stamp)
+            if started["phase"] == "Error":
+                self._tally(result, "Error")
+            measurements = [*(result.get("measurements") or []), started]
+            result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
+            return
         index = int(result.get("count", 0)) + int(result.get("error", 0))
         measured = self.provider.measure(run, metric, index)
         measurement: Obj = {"phase": "Error", "startedAt": stamp, "finishedAt": stamp}
@@ -233,7 +293,13 @@ class AnalysisController:
                 )
             except ExpressionError as error:
                 measurement["message"] = str(error)
-        phase = measurement["phase"]
+        self._tally(result, str(measurement["phase"]))
+        measurements = [*(result.get("measurements") or []), measurement]
+        result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
+
+    @staticmethod
+    def _tally(result: Obj, phase: str) -> None:
+        """The metric result's counters for one finished measurement."""
         key = {"Successful": "successful", "Failed": "failed", "Inconclusive": "inconclusive"}.get(phase)
         if key:
             result[key] = result.get(key, 0) + 1
@@ -247,8 +313,6 @@ class AnalysisController:
             result["error"] = result.get("error", 0) + 1
             result["consecutiveError"] = result.get("consecutiveError", 0) + 1
             result.pop("consecutiveSuccess", None)
-        measurements = [*(result.get("measurements") or []), measurement]
-        result["measurements"] = measurements[-MEASUREMENT_HISTORY_LIMIT:]
 
     def _assess(
         self, status: Obj, metrics: list[Obj], terminating: bool, terminate_requested: bool

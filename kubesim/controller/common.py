@@ -18,6 +18,7 @@ Key = tuple[str, str]  # (namespace, name)
 ROLLOUTS = "argoproj.io/rollouts"
 ANALYSIS_RUNS = "argoproj.io/analysisruns"
 ANALYSIS_TEMPLATES = "argoproj.io/analysistemplates"
+CLUSTER_ANALYSIS_TEMPLATES = "argoproj.io/clusteranalysistemplates"
 EXPERIMENTS = "argoproj.io/experiments"
 APPLICATIONS = "argoproj.io/applications"
 REPLICA_SETS = "apps/replicasets"

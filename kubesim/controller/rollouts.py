@@ -26,7 +26,9 @@ from kubesim.clock import Clock, parse_duration, parse_rfc3339, rfc3339
 from kubesim.controller.common import (
     ANALYSIS_RUNS,
     ANALYSIS_TEMPLATES,
+    CLUSTER_ANALYSIS_TEMPLATES,
     DESIRED_REPLICAS_ANNOTATION,
+    EXPERIMENTS,
     HASH_LABEL,
     MANAGED_BY_ANNOTATION,
     PODS,
@@ -47,6 +49,20 @@ from kubesim.controller.common import (
     prune_empty,
     step_hash,
 )
+from kubesim.controller.events import (
+    COMPLETED as COMPLETED_EVENT,
+)
+from kubesim.controller.events import (
+    NEW_REPLICA_SET,
+    PAUSED,
+    RESUMED,
+    ROLLOUT_UPDATED,
+    SCALING,
+    STEP_COMPLETED,
+    Recorder,
+    step_string,
+)
+from kubesim.controller.experiments import experiment_for_step
 from kubesim.controller.status import (
     AVAILABLE_MESSAGE,
     HEALTHY_MESSAGE,
@@ -64,6 +80,7 @@ from kubesim.controller.status import (
     replicas_of,
     set_condition,
 )
+from kubesim.store import NotFound
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
 DEFAULT_SCALE_DOWN_DELAY = 30.0
@@ -139,6 +156,8 @@ class RolloutController:
         self.cache = cache
         self.clock = clock
         self.enqueue = enqueue
+        self.events = Recorder(store, clock)
+        self._ro: Obj = {}  # the rollout being reconciled: the object its events are about
 
     # ---- entry point ------------------------------------------------------------------------------------
 
@@ -147,6 +166,7 @@ class RolloutController:
         if ro is None or ro["metadata"].get("deletionTimestamp"):
             return
         sync = _Sync(ro, self.clock.now())
+        self._ro = ro
         strategy = sync.spec.get("strategy") or {}
         if strategy.get("canary") is None and strategy.get("blueGreen") is None:
             self._invalid(
@@ -241,6 +261,8 @@ class RolloutController:
             "status": {"replicas": 0},
         }
         created: Obj = self.store.create(REPLICA_SETS, rs, manager=ROLLOUTS_MANAGER)
+        reason, message = NEW_REPLICA_SET
+        self.events.normal(ro, reason, message.format(name=created["metadata"]["name"], revision=revision))
         self._set_rollout_revision(ro, revision)
         return created
 
@@ -254,6 +276,8 @@ class RolloutController:
                 manager=ROLLOUTS_MANAGER,
             )
             ro.setdefault("metadata", {}).setdefault("annotations", {})[REVISION_ANNOTATION] = str(revision)
+            reason, message = ROLLOUT_UPDATED
+            self.events.normal(ro, reason, message.format(revision=revision))
 
     def _scale(
         self,
@@ -279,11 +303,22 @@ class RolloutController:
         if wanted:
             patch["metadata"] = {"annotations": wanted}
         if patch:
+            old = int((rs.get("spec") or {}).get("replicas") or 0)
             updated = self.store.patch(
                 REPLICA_SETS, meta["namespace"], meta["name"], patch, manager=ROLLOUTS_MANAGER
             )
             rs.clear()
             rs.update(updated)
+            if "spec" in patch and self._ro:
+                reason, message = SCALING
+                text = message.format(
+                    operation="up" if replicas > old else "down",
+                    name=meta["name"],
+                    revision=revision_of(rs),
+                    old=old,
+                    new=replicas,
+                )
+                self.events.normal(self._ro, reason, text)
 
     def _scale_down_later(self, sync: _Sync, rs: Obj, delay: float, replicas: int) -> None:
         """Keep ``rs`` up until its ``scale-down-deadline``, then scale it to zero (delay 0: never)."""
@@ -355,7 +390,7 @@ class RolloutController:
         metrics: list[Obj] = []
         template_args: list[Obj] = []
         for ref in analysis.get("templates") or []:
-            template = self.cache.get(ANALYSIS_TEMPLATES, ns, str(ref.get("templateName", "")))
+            template = self._template(ns, str(ref.get("templateName", "")), bool(ref.get("clusterScope")))
             if template is None:
                 continue
             metrics.extend(copy.deepcopy((template.get("spec") or {}).get("metrics") or []))
@@ -395,6 +430,17 @@ class RolloutController:
         created: Obj = self.store.create(ANALYSIS_RUNS, run, manager=ROLLOUTS_MANAGER)
         return created
 
+    def _template(self, ns: str, name: str, cluster_scope: bool) -> Obj | None:
+        """An AnalysisTemplate of the namespace, or with ``clusterScope`` a ClusterAnalysisTemplate."""
+        if not cluster_scope:
+            found: Obj | None = self.cache.get(ANALYSIS_TEMPLATES, ns, name)
+            return found
+        try:
+            cluster: Obj = self.store.get(CLUSTER_ANALYSIS_TEMPLATES, None, name)
+        except NotFound:
+            return None
+        return cluster
+
     def _terminate_runs(self, sync: _Sync, keep: set[str]) -> None:
         """Stop running AnalysisRuns that no longer matter (``cancelAnalysisRuns``)."""
         for run in self.cache.children(sync.ro["metadata"]["uid"], ANALYSIS_RUNS):
@@ -426,12 +472,24 @@ class RolloutController:
         if run is None:
             return True
         rs_status = self._run_status(run)
+        self._analysis_event(sync, current, run, kind)
         bg_status[key] = rs_status
         if rs_status["status"] in ("Failed", "Error"):
             sync.abort(
                 f"Blue/green {when}-promotion analysis phase error/failed: " + rs_status.get("message", "")
             )
         return bool(rs_status["status"] == "Successful")
+
+    def _analysis_event(self, sync: _Sync, previous: Obj, run: Obj, run_type: str) -> None:
+        """``emitAnalysisRunStatusChanges``: the run got its first phase, or the same run changed phase."""
+        phase = (run.get("status") or {}).get("phase")
+        name = run["metadata"]["name"]
+        if not phase or (previous and (previous.get("name") != name or previous.get("status") == phase)):
+            return
+        before = previous.get("status") if previous else "NoPreviousStatus"
+        message = f"{run_type} Analysis Run '{name}' Status New: '{phase}' Previous: '{before}'"
+        event_type = "Warning" if phase in ("Failed", "Error") else "Normal"
+        self.events.record(sync.ro, event_type, f"AnalysisRun{phase}", message)
 
     @staticmethod
     def _run_status(run: Obj) -> Obj:
@@ -503,11 +561,28 @@ class RolloutController:
         ):
             index += 1
             status["currentStepIndex"] = index
+            reason, message = STEP_COMPLETED
+            text = message.format(index=index, count=len(steps), step=step_string(steps[index - 1]))
+            self.events.normal(sync.ro, reason, text)
             canary_status.pop("currentStepAnalysisRunStatus", None)
             sync.remove_pause.add("CanaryPauseStep")
             self.enqueue("rollout", (ns, ro_name), 0.0)
         if not promoted and not sync.aborted:
             self._background_analysis(sync, new_rs, stable_hash, canary, index)
+        on_experiment = (
+            not promoted
+            and not sync.aborted
+            and not status.get("promoteFull")
+            and index < len(steps)
+            and steps[index].get("experiment") is not None
+        )
+        if any(s.get("experiment") is not None for s in steps):
+            self._cancel_experiments(sync, canary_status.get("currentExperiment") if on_experiment else None)
+        if sync.aborted and steps:
+            # syncRolloutStatusCanary: an aborted update goes back to step 0, or to the end of the steps
+            # when the stable ReplicaSet is the current one.
+            index = len(steps) if status.get("stableRS") == new_hash else 0
+            status["currentStepIndex"] = index
 
         # Desired replica counts and weight.
         weight = 100 if status.get("promoteFull") else current_set_weight(canary, index, sync.aborted)
@@ -635,6 +710,7 @@ class RolloutController:
             if run is None:
                 return False
             run_status = self._run_status(run)
+            self._analysis_event(sync, current, run, "Step")
             status.setdefault("canary", {})["currentStepAnalysisRunStatus"] = run_status
             phase = run_status["status"]
             if phase == "Successful":
@@ -652,8 +728,80 @@ class RolloutController:
                 if sync.pause_condition("InconclusiveAnalysisRun") is None:
                     sync.add_pause.append("InconclusiveAnalysisRun")
             return False
-        # experiment, setCanaryScale, header/mirror routes and plugins: not simulated, complete at once.
+        if step.get("experiment") is not None:
+            return self._experiment_step(sync, new_rs, stable_hash, step["experiment"], index)
+        # setCanaryScale, header/mirror routes and plugins: not simulated, complete at once.
         return True
+
+    def _experiment_step(
+        self, sync: _Sync, new_rs: Obj, stable_hash: str | None, step: Obj, index: int
+    ) -> bool:
+        """``reconcileExperiments`` for the current experiment step; True once its Experiment succeeded."""
+        ro = sync.ro
+        ns = ro["metadata"]["namespace"]
+        canary_status = sync.status.setdefault("canary", {})
+        stable_rs = next(
+            (
+                rs
+                for rs in self.cache.children(ro["metadata"]["uid"], REPLICA_SETS)
+                if rs["metadata"]["labels"].get(HASH_LABEL) == stable_hash
+            ),
+            None,
+        )
+        if stable_rs is None:
+            return False  # an Experiment is only created once the stable ReplicaSet exists
+        wanted = experiment_for_step(ro, step, new_rs, stable_rs, index)
+        name = str(canary_status.get("currentExperiment") or wanted["metadata"]["name"])
+        current = self._get(EXPERIMENTS, ns, name)
+        if current is None:
+            current = self.store.create(EXPERIMENTS, wanted, manager=ROLLOUTS_MANAGER)
+            self.events.normal(ro, "ExperimentCreated", f"Created Experiment '{current['metadata']['name']}'")
+        phase = (current.get("status") or {}).get("phase")
+        if phase == "Successful":
+            canary_status.pop("currentExperiment", None)
+            return True
+        if phase in ("Failed", "Error"):
+            message = "Experiment analysis phase is error/failed"
+            if (current.get("status") or {}).get("message"):
+                message += ": " + str(current["status"]["message"])
+            sync.abort(message)
+        elif phase == "Inconclusive":
+            if sync.pause_condition("InconclusiveExperiment") is None:
+                sync.add_pause.append("InconclusiveExperiment")
+        else:
+            canary_status["currentExperiment"] = current["metadata"]["name"]
+        return False
+
+    def _cancel_experiments(self, sync: _Sync, keep: str | None) -> None:
+        """``cancelExperiments``: terminate the rollout's running Experiments other than ``keep``."""
+        ro = sync.ro
+        items, _ = self.store.list(EXPERIMENTS, ro["metadata"]["namespace"])
+        for ex in items:
+            meta = ex["metadata"]
+            owned = any(
+                r.get("controller") and r.get("uid") == ro["metadata"]["uid"]
+                for r in meta.get("ownerReferences") or []
+            )
+            if not owned or meta["name"] == keep or (ex.get("spec") or {}).get("terminate"):
+                continue
+            if (ex.get("status") or {}).get("phase") in COMPLETED:
+                continue
+            self.store.patch(
+                EXPERIMENTS,
+                meta["namespace"],
+                meta["name"],
+                {"spec": {"terminate": True}},
+                manager=ROLLOUTS_MANAGER,
+            )
+        if keep is None:
+            sync.status.get("canary", {}).pop("currentExperiment", None)
+
+    def _get(self, resource: str, namespace: str, name: str) -> Obj | None:
+        try:
+            found: Obj = self.store.get(resource, namespace, name)
+        except NotFound:
+            return None
+        return found
 
     def _pause_done(self, sync: _Sync, reason: str, duration: float | None) -> bool:
         """The pause handshake of ``reconcileCanaryPause`` / ``CompletedCanaryPauseStep``."""
@@ -685,6 +833,7 @@ class RolloutController:
         if run is None:
             return
         run_status = self._run_status(run)
+        self._analysis_event(sync, current, run, "Background")
         canary_status["currentBackgroundAnalysisRunStatus"] = run_status
         if run_status["status"] in ("Failed", "Error"):
             sync.abort(
@@ -890,7 +1039,8 @@ class RolloutController:
             message = f"Rollout aborted update to revision {revision}"
             if sync.abort_message:
                 message += f": {sync.abort_message}"
-            set_condition(status, new_condition("Progressing", "False", "RolloutAborted", message, now))
+            if set_condition(status, new_condition("Progressing", "False", "RolloutAborted", message, now)):
+                self.events.warning(ro, "RolloutAborted", message)
         elif reason == "RolloutAborted":
             set_condition(status, new_condition("Progressing", "Unknown", "RolloutRetry", RETRY_MESSAGE, now))
         elif paused and reason != "RolloutPaused":
@@ -991,6 +1141,7 @@ class RolloutController:
     def _persist(self, sync: _Sync, new_rs: Obj) -> None:
         self._pause_status(sync)
         self._conditions(sync, new_rs)
+        self._state_change_events(sync, new_rs)
         status = sync.status
         generation = int(sync.ro["metadata"].get("generation", 1))
         status["observedGeneration"] = str(generation)
@@ -1021,6 +1172,33 @@ class RolloutController:
             )
         if sync.requeue is not None:
             self.enqueue("rollout", (meta["namespace"], meta["name"]), sync.requeue)
+
+    def _state_change_events(self, sync: _Sync, new_rs: Obj) -> None:
+        """``sendStateChangeEvents`` (paused / resumed) and ``promoteStable``'s RolloutCompleted."""
+        old, status, ro = sync.ro.get("status") or {}, sync.status, sync.ro
+        was_paused, paused = bool(old.get("pauseConditions")), bool(status.get("pauseConditions"))
+        if was_paused != paused:
+            if paused:
+                reason, message = PAUSED
+                self.events.normal(ro, reason, message.format(reason=status["pauseConditions"][0]["reason"]))
+            elif not status.get("abortedAt"):
+                self.events.normal(ro, *RESUMED)
+        stable = status.get("stableRS")
+        if stable and stable != old.get("stableRS") and stable == status.get("currentPodHash"):
+            strategy = sync.spec.get("strategy") or {}
+            steps = (strategy.get("canary") or {}).get("steps") or []
+            if not old.get("stableRS"):
+                why = "Initial deploy"
+            elif old.get("promoteFull"):
+                why = "Full promotion requested"
+            elif strategy.get("blueGreen") is not None:
+                why = "Completed blue-green update"
+            else:
+                why = f"Completed all {len(steps)} canary steps"
+            reason, message = COMPLETED_EVENT
+            self.events.normal(
+                ro, reason, message.format(revision=revision_of(new_rs), hash=stable, reason=why)
+            )
 
     def _invalid(self, sync: _Sync, message: str) -> None:
         status = sync.status

@@ -56,14 +56,34 @@ def load_scenario(name_or_file: str) -> Scenario:
 
 
 def load_scenarios(names_or_files: list[str]) -> list[Scenario]:
+    """Load several scenarios to run side by side; two that would collide are refused, naming both."""
     scenarios = [load_scenario(n) for n in names_or_files]
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str, str], str] = {}
     for scenario in scenarios:
-        for ro in scenario.rollouts:
-            key = (ro.namespace, ro.name)
+        for key in _claims(scenario):
             if key in seen:
-                raise ScenarioError(
-                    f"scenarios {seen[key]} and {scenario.name} both define rollout {ro.namespace}/{ro.name}"
-                )
-            seen[key] = scenario.name
+                what, namespace, name = key
+                where = f"{namespace}/{name}" if namespace else name
+                if seen[key] == scenario.name:
+                    raise ScenarioError(f"scenario {scenario.name} is listed twice")
+                raise ScenarioError(f"scenarios {seen[key]} and {scenario.name} both define {what} {where}")
+        seen.update(dict.fromkeys(_claims(scenario), scenario.name))
     return scenarios
+
+
+def _claims(scenario: Scenario) -> set[tuple[str, str, str]]:
+    """(what, namespace, name) of everything the scenario creates or feeds, to find collisions."""
+    claims = {("rollout", r.namespace, r.name) for r in scenario.rollouts}
+    claims |= {("canary", c.namespace, c.name) for c in scenario.canaries}
+    claims |= {("application", "argocd", a.name) for a in scenario.applications}
+    claims |= {
+        ("analysis template", str(t["metadata"].get("namespace", "")), str(t["metadata"]["name"]))
+        for t in scenario.analysis_templates
+    }
+    # Metric series are looked up by (namespace, metric name): a second scenario's would replace them.
+    claims |= {
+        ("metric series", r.namespace, metric) for metric in scenario.metrics for r in scenario.rollouts
+    }
+    if scenario.fleet is not None:
+        claims.add(("fleet", "", "fleet-*"))
+    return claims

@@ -1,6 +1,9 @@
 """The built-in scenarios, written in the same format as scenario files (see ``schema``).
 
-Each description ends with the state the scenario reaches, which the tests check from the objects.
+Each description ends with the state the scenario reaches, which the tests check from the objects. Each
+scenario keeps to namespaces of its own (the Flagger ones share ``test`` with distinct names), so any
+combination runs together: ``load_scenarios`` refuses two scenarios that would create the same object or
+feed the same metric series in one namespace.
 """
 
 from __future__ import annotations
@@ -437,7 +440,7 @@ BUILTIN: list[Obj] = [
         "rollouts": [
             {
                 "name": "orders",
-                "namespace": "shop",
+                "namespace": "fulfilment",
                 "replicas": 5,
                 "image": "argoproj/rollouts-demo:blue",
                 "spec": {"progressDeadlineSeconds": 60},
@@ -460,7 +463,7 @@ BUILTIN: list[Obj] = [
         "rollouts": [
             {
                 "name": "catalog",
-                "namespace": "shop",
+                "namespace": "catalog",
                 "replicas": 3,
                 "image": "argoproj/rollouts-demo:blue",
                 "strategy": _routed("catalog", [{"setWeight": 34}, _analysis("catalog"), {"setWeight": 67}]),

@@ -33,6 +33,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
     ),
     ("promote-full", {}, {}, {}),
     ("skip-current-step", {}, {}, {}),
+    ("skip-current-step", {}, {"paused": True}, {}),  # promote -c leaves a manual pause on
+    (
+        "promote",
+        {"pauseConditions": None, "controllerPause": False, "phase": "Progressing"},
+        {"paused": True},
+        {},
+    ),
     ("abort", {}, {}, {}),
     ("retry", {"abort": True, "phase": "Degraded"}, {}, {}),
     ("pause", {}, {}, {}),

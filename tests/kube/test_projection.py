@@ -18,6 +18,7 @@ import orjson
 import pytest
 import yaml
 
+from dashboard.actions.availability import action_availability
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.findings import Thresholds, detect_findings
 from dashboard.domain.flagger import canary_view
@@ -39,7 +40,7 @@ UPSTREAM_SETS = (
 )
 LATER = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # long after every fixture: time-based findings fire
 
-# Every constructed Flagger canary of the shared fixtures (a new one is checked without editing this file).
+# Every constructed Flagger canary of the upstream fixtures (a new one is checked without editing this file).
 FLAGGER_CANARIES = sorted(p.name for p in (SHARED_FIXTURES / "flagger" / "constructed").glob("canary-*.yaml"))
 
 
@@ -48,7 +49,8 @@ def projected(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def shown(objects: Sequence[Mapping[str, Any]], now: datetime) -> bytes:
-    """Every Rollout's view as the watcher publishes it (view, ``gitops``, findings from its history)."""
+    """Every Rollout's view as the watcher publishes it (view, ``gitops``, findings from its history, the
+    action bar)."""
     by_namespace: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for obj in objects:
         by_namespace[dig_str(obj, "metadata", "namespace")][str(obj.get("kind"))].append(obj)
@@ -67,6 +69,7 @@ def shown(objects: Sequence[Mapping[str, Any]], now: datetime) -> bytes:
             document, objects=around, history=history, now=now, thresholds=Thresholds(), baselines=None
         )
         document["findings"] = [finding.to_dict() for finding in findings]
+        document["availableActions"] = action_availability(rollout, near["ReplicaSet"], now)
         documents.append(document)
     return orjson.dumps(documents, default=str)
 

@@ -263,3 +263,38 @@ async def test_the_aio_client_lists_and_watches(sim: KubesimHandle) -> None:
             ):
                 pass
         assert error.value.status == 410
+
+
+def test_namespaces_are_created_and_required(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="made-by-client")))
+    assert core.read_namespace("made-by-client").status.phase == "Active"
+    body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Rollout", "metadata": {"name": "web"}, "spec": {}}
+    with pytest.raises(ApiException) as error:
+        custom_api(api).create_namespaced_custom_object(GROUP, VERSION, "nowhere", "rollouts", body)
+    assert error.value.status == 404 and 'namespaces \\"nowhere\\" not found' in str(error.value.body)
+
+
+def test_server_side_apply_through_the_dynamic_client(api: client.ApiClient) -> None:
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import ConflictError
+
+    client.CoreV1Api(api).create_namespace(
+        client.V1Namespace(metadata=client.V1ObjectMeta(name="ssa-client"))
+    )
+    rollouts = DynamicClient(api).resources.get(api_version=f"{GROUP}/{VERSION}", kind="Rollout")
+    body = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Rollout",
+        "metadata": {"name": "web", "namespace": "ssa-client"},
+        "spec": {"replicas": 2},
+    }
+    rollouts.server_side_apply(body=body, field_manager="one")
+    with pytest.raises(ConflictError):
+        rollouts.server_side_apply(body={**body, "spec": {"replicas": 4}}, field_manager="two")
+    got = rollouts.server_side_apply(
+        body={**body, "spec": {"replicas": 4}}, field_manager="two", force_conflicts=True
+    )
+    managers = {e["manager"]: e["operation"] for e in got.to_dict()["metadata"]["managedFields"]}
+    # "one" owned nothing else, so forcing its only field away drops its entry, as on a real server.
+    assert got.spec.replicas == 4 and managers == {"two": "Apply"}

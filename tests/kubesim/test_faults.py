@@ -116,7 +116,12 @@ def _request(proc: KubesimProcess, method: str, path: str, body: Any = None) -> 
 @pytest.mark.slow
 def test_the_process_restarts_on_the_same_port_with_the_same_token() -> None:
     with kubesim_process() as proc:
-        _request(proc, "POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}, "spec": {}})
+        _request(
+            proc,
+            "POST",
+            "/api/v1/namespaces/default/pods",
+            {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        )
         assert [p["metadata"]["name"] for p in _request(proc, "GET", "/api/v1/pods")["items"]] == ["p"]
         port = proc.port
         proc.restart()

@@ -49,7 +49,14 @@ def rollout(sim: KubesimHandle, ns: str, name: str = "web") -> dict[str, Any]:
 def test_api_resources_show_short_names(sim: KubesimHandle) -> None:
     out = kubectl(sim, "api-resources", "--api-group=argoproj.io", "-o", "wide").stdout
     rows = {line.split()[0]: line for line in out.splitlines()[1:]}
-    assert set(rows) == {"analysisruns", "analysistemplates", "applications", "experiments", "rollouts"}
+    assert set(rows) == {
+        "analysisruns",
+        "analysistemplates",
+        "applications",
+        "clusteranalysistemplates",
+        "experiments",
+        "rollouts",
+    }
     assert " ro " in rows["rollouts"] and "app,apps" in rows["applications"]
 
 

@@ -205,7 +205,7 @@ def test_blue_green_old_replica_set_carries_a_scale_down_deadline_first() -> Non
 def test_progress_deadline_ends_degraded_with_progress_deadline_exceeded() -> None:
     sim, store, _ = start("progress-deadline")
     sim.advance(200)
-    ro = rollout(store, "shop", "orders")
+    ro = rollout(store, "fulfilment", "orders")
     cond = condition(ro, "Progressing")
     assert cond["reason"] == "ProgressDeadlineExceeded" and cond["status"] == "False"
     assert ro["status"]["phase"] == "Degraded"
@@ -214,7 +214,7 @@ def test_progress_deadline_ends_degraded_with_progress_deadline_exceeded() -> No
         f'{ro["status"]["currentPodHash"]}" has timed out progressing.'
     )
     pod = store.list(
-        "pods", "shop", label_selector=f"rollouts-pod-template-hash={ro['status']['currentPodHash']}"
+        "pods", "fulfilment", label_selector=f"rollouts-pod-template-hash={ro['status']['currentPodHash']}"
     )
     assert pod[0][0]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
 
@@ -222,12 +222,12 @@ def test_progress_deadline_ends_degraded_with_progress_deadline_exceeded() -> No
 def test_metrics_provider_down_ends_with_an_errored_analysis_run() -> None:
     sim, store, _ = start("metrics-provider-down")
     sim.advance(200)
-    (run,) = runs(store, "shop")
+    (run,) = runs(store, "catalog")
     assert run["status"]["phase"] == "Error"
     result = run["status"]["metricResults"][0]
     assert result["error"] == 5 and result["consecutiveError"] == 5
     assert "no such host" in result["measurements"][-1]["message"]
-    assert rollout(store, "shop", "catalog")["status"]["phase"] == "Degraded"
+    assert rollout(store, "catalog", "catalog")["status"]["phase"] == "Degraded"
 
 
 def test_fleet_creates_rollouts_in_namespaces_and_keeps_churning() -> None:
@@ -308,3 +308,43 @@ def test_scenarios_run_side_by_side_keep_their_own_metric_series() -> None:
     sim.advance(300)
     assert rollout(store, "identity", "accounts")["status"]["phase"] == "Healthy"
     assert rollout(store, "billing", "payments")["status"]["phase"] == "Degraded"
+
+
+def test_every_builtin_scenario_runs_beside_every_other() -> None:
+    # Collisions are refused pairwise when loading, so all of them together covers any combination.
+    names = [n for n, _ in list_scenarios()]
+    sim, store, _ = start(*names)
+    sim.advance(30)
+    defined = {(r.namespace, r.name) for s in load_scenarios(names) for r in s.rollouts}
+    present = {
+        (r["metadata"]["namespace"], r["metadata"]["name"]) for r in store.list("argoproj.io/rollouts")[0]
+    }
+    assert defined <= present
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (
+            "rollouts: [{name: checkout, namespace: shop, image: i, strategy: {canary: {}}}]\n",
+            "rollout shop/checkout",
+        ),
+        (
+            "rollouts: [{name: other, namespace: shop, image: i, strategy: {canary: {}}}]\n"
+            "analysis_templates: [{name: error-rate, spec: {metrics: []}}]\n",
+            "analysis template shop/error-rate",
+        ),
+    ],
+)
+def test_two_scenarios_that_would_collide_are_refused_naming_both(
+    tmp_path: Path, second: str, message: str
+) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\ndescription: d\n" + second)
+    with pytest.raises(ScenarioError, match=f"scenarios healthy-canary and mine both define {message}"):
+        load_scenarios(["healthy-canary", str(path)])
+
+
+def test_a_scenario_listed_twice_is_refused() -> None:
+    with pytest.raises(ScenarioError, match="scenario blue-green is listed twice"):
+        load_scenarios(["blue-green", "blue-green"])

@@ -14,7 +14,7 @@ import pytest
 
 from kubesim.faults import Faults
 from kubesim.server import RunningServer, start_server
-from kubesim.store import Store
+from kubesim.store import DEFAULT_WATCH_WINDOW, Store
 
 TOKEN = "test-token"
 RO = "/apis/argoproj.io/v1alpha1"
@@ -60,6 +60,8 @@ class Api:
 @pytest.fixture
 async def api() -> AsyncIterator[Api]:
     store = Store(seed=1)
+    for ns in ("shop", "other"):  # the namespaces these tests write into exist, as on a real cluster
+        store.create("namespaces", {"metadata": {"name": ns}})
     faults = Faults(store)
     server = await start_server(store, token=TOKEN, faults=faults, bookmark_interval=0.3, tls=False)
     async with aiohttp.ClientSession() as http:
@@ -398,3 +400,207 @@ async def test_core_events_can_be_created_listed_and_watched(api: Api) -> None:
     assert status == 201
     _, listed = await api.call("GET", "/api/v1/events?fieldSelector=involvedObject.name%3Dweb")
     assert [e["reason"] for e in listed["items"]] == ["RolloutPaused"]
+
+
+# ---- behaving like a real API server (issue 17) -------------------------------------------------------
+
+
+async def test_a_continue_token_serves_the_list_as_of_its_first_page(api: Api) -> None:
+    for i in range(4):
+        await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout(f"r{i}"))
+    _, first = await api.call("GET", f"{RO}/rollouts?limit=1")
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("r9"))  # after page 1
+    await api.call("DELETE", f"{RO}/namespaces/shop/rollouts/r2")
+    names, token = ["r0"], first["metadata"]["continue"]
+    while token:
+        _, page = await api.call("GET", f"{RO}/rollouts?limit=1&continue={token}")
+        assert page["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+        names += [i["metadata"]["name"] for i in page["items"]]
+        token = page["metadata"].get("continue")
+    assert names == ["r0", "r1", "r2", "r3"]
+
+
+async def test_an_expired_continue_token_answers_410_with_an_inconsistent_token(api: Api) -> None:
+    for i in range(3):
+        await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout(f"r{i}"))
+    _, first = await api.call("GET", f"{RO}/rollouts?limit=1")
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("r9"))
+    api.store.compact()
+    status, body = await api.call("GET", f"{RO}/rollouts?limit=1&continue={first['metadata']['continue']}")
+    assert (status, body["reason"], body["code"]) == (410, "Expired", 410)
+    assert body["message"].startswith("The provided continue parameter is too old")
+    assert body["metadata"]["continue"]
+    status, body = await api.call("GET", f"{RO}/rollouts?limit=1&continue=not-a-token")
+    assert status == 400 and "continue key is not valid" in body["message"]
+
+
+async def test_watches_resume_only_within_the_window() -> None:
+    store = Store(seed=1, history_limit=20)
+    faults = Faults(store)
+    server = await start_server(store, token=TOKEN, faults=faults, bookmark_interval=0.3, tls=False)
+    try:
+        async with aiohttp.ClientSession() as http:
+            api = Api(store, faults, server, http)
+            await api.call("POST", "/api/v1/namespaces", {"metadata": {"name": "shop"}})
+            start = store.resource_version
+            for i in range(30):
+                await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout(f"r{i}"))
+            events = await api.watch(f"{RO}/rollouts?watch=true&resourceVersion={start}")
+            assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
+            assert events[0]["object"]["message"].startswith(f"too old resource version: {start} (")
+            recent = store.resource_version - 5
+            events = await api.watch(
+                f"{RO}/rollouts?watch=true&resourceVersion={recent}", stop_after=5, timeout=2
+            )
+            assert [e["type"] for e in events] == ["ADDED"] * 5
+    finally:
+        await server.close()
+
+
+def test_the_default_watch_window_is_bounded() -> None:
+    assert 0 < DEFAULT_WATCH_WINDOW <= 10_000
+    assert Store()._history.maxlen == DEFAULT_WATCH_WINDOW
+
+
+async def test_writing_into_a_missing_namespace_is_not_found(api: Api) -> None:
+    status, body = await api.call("POST", f"{RO}/namespaces/nowhere/rollouts", rollout())
+    assert status == 404 and body["reason"] == "NotFound"
+    assert body["message"] == 'namespaces "nowhere" not found'
+    assert body["details"] == {"name": "nowhere", "kind": "namespaces"}
+    assert api.store.try_get("namespaces", None, "nowhere") is None
+
+
+async def test_illegal_label_values_and_names_are_invalid(api: Api) -> None:
+    status, body = await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("web", app="bad value"))
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["message"].startswith(
+        'Rollout.argoproj.io "web" is invalid: metadata.labels: Invalid value: "bad value"'
+    )
+    assert body["details"]["causes"][0]["field"] == "metadata.labels"
+    status, body = await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("Web_1"))
+    assert status == 422 and "a lowercase RFC 1123 subdomain" in body["message"]
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("ok"))
+    merge = "application/merge-patch+json"
+    bad_key = {"metadata": {"labels": {"-bad/key": "x"}}}
+    status, body = await api.call("PATCH", f"{RO}/namespaces/shop/rollouts/ok", bad_key, content_type=merge)
+    assert status == 422 and "metadata.labels" in body["message"]
+
+
+async def test_protobuf_bodies_other_than_namespaces_are_unsupported(api: Api) -> None:
+    status, body = await api.call(
+        "POST", "/api/v1/namespaces/shop/pods", {"x": 1}, content_type="application/vnd.kubernetes.protobuf"
+    )
+    assert (status, body["reason"]) == (415, "UnsupportedMediaType")
+    status, body = await api.call("POST", "/api/v1/namespaces", "<xml/>", content_type="application/xml")
+    assert status == 415
+
+
+async def test_server_side_apply_over_http(api: Api) -> None:
+    apply = "application/apply-patch+yaml"
+    path = f"{RO}/namespaces/shop/rollouts/web"
+    status, body = await api.call("PATCH", path, rollout(), content_type=apply)
+    assert status == 422 and "fieldManager: Required value" in body["message"]
+    status, created = await api.call("PATCH", path + "?fieldManager=a", rollout(), content_type=apply)
+    assert status == 201
+    assert [(e["manager"], e["operation"]) for e in created["metadata"]["managedFields"]] == [("a", "Apply")]
+    changed = {**rollout(), "spec": {"replicas": 5}}
+    status, body = await api.call("PATCH", path + "?fieldManager=b", changed, content_type=apply)
+    assert (status, body["reason"]) == (409, "Conflict")
+    assert body["message"] == 'Apply failed with 1 conflict: conflict with "a": .spec.replicas'
+    assert body["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "a"', "field": ".spec.replicas"}
+    ]
+    status, forced = await api.call("PATCH", path + "?fieldManager=b&force=true", changed, content_type=apply)
+    assert status == 200 and forced["spec"]["replicas"] == 5
+    owners = {e["manager"]: e["fieldsV1"] for e in forced["metadata"]["managedFields"]}
+    assert owners["b"]["f:spec"] == {"f:replicas": {}} and "f:spec" not in owners["a"]
+    # A manager that stops applying a field it alone owns removes it.
+    label_only = {**rollout(), "spec": {}}
+    label_only["metadata"] = {"name": "web", "labels": {"app": "web", "tier": "front"}}
+    _, applied = await api.call("PATCH", path + "?fieldManager=b", label_only, content_type=apply)
+    assert "replicas" not in applied["spec"] and applied["metadata"]["labels"]["tier"] == "front"
+
+
+async def test_updates_are_recorded_in_managed_fields_by_manager(api: Api) -> None:
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts?fieldManager=creator", rollout())
+    merge = "application/merge-patch+json"
+    _, patched = await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/web?fieldManager=scaler",
+        {"spec": {"replicas": 9}},
+        content_type=merge,
+    )
+    entries = {(e["manager"], e["operation"]): e["fieldsV1"] for e in patched["metadata"]["managedFields"]}
+    assert entries[("scaler", "Update")] == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" not in entries[("creator", "Update")].get("f:spec", {})
+
+
+async def test_field_validation_strict_refuses_unknown_fields_and_warn_warns(api: Api) -> None:
+    body = {**rollout(), "spec": {"replicas": 1, "bogus": True}}
+    status, error = await api.call("POST", f"{RO}/namespaces/shop/rollouts?fieldValidation=Strict", body)
+    assert status == 400 and error["message"] == 'strict decoding error: unknown field "spec.bogus"'
+    async with api.http.post(
+        api.server.url + f"{RO}/namespaces/shop/rollouts",
+        data=json.dumps(body),
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    ) as r:
+        assert r.status == 201
+        assert r.headers.getall("Warning") == ['299 - "unknown field \\"spec.bogus\\""']
+
+
+async def test_openapi_documents_are_served_as_json(api: Api) -> None:
+    status, root = await api.call("GET", "/openapi/v3")
+    assert status == 200 and "apis/argoproj.io/v1alpha1" in root["paths"] and "api/v1" in root["paths"]
+    url = root["paths"]["apis/argoproj.io/v1alpha1"]["serverRelativeURL"]
+    status, doc = await api.call("GET", url)
+    rollout_schema = doc["components"]["schemas"]["io.argoproj.v1alpha1.Rollout"]
+    assert rollout_schema["x-kubernetes-group-version-kind"] == [
+        {"group": "argoproj.io", "kind": "Rollout", "version": "v1alpha1"}
+    ]
+    patch = doc["paths"]["/apis/argoproj.io/v1alpha1/namespaces/{namespace}/rollouts/{name}"]["patch"]
+    assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
+    status, v2 = await api.call("GET", "/openapi/v2", headers={"Accept": "application/json"})
+    assert status == 200 and v2["swagger"] == "2.0" and "io.k8s.api.core.v1.Pod" in v2["definitions"]
+    status, _ = await api.call(
+        "GET", "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}
+    )
+    assert status == 406
+
+
+async def test_strict_validation_looks_only_at_what_the_client_sent(api: Api) -> None:
+    meta = {"name": "web", "namespace": "shop"}
+    stored = {**rollout(), "metadata": meta, "spec": {"replicas": 1, "odd": 1}}
+    api.store.create("argoproj.io/rollouts", stored)  # written in-process, with a field the schema lacks
+    merge = "application/merge-patch+json"
+    path = f"{RO}/namespaces/shop/rollouts/web?fieldValidation=Strict"
+    status, patched = await api.call("PATCH", path, {"spec": {"replicas": 2}}, content_type=merge)
+    assert status == 200 and patched["spec"]["replicas"] == 2
+
+
+async def test_dry_run_checks_and_computes_but_stores_nothing(api: Api) -> None:
+    before = api.store.resource_version
+    status, created = await api.call("POST", f"{RO}/namespaces/shop/rollouts?dryRun=All", rollout())
+    assert (
+        status == 201
+        and created["metadata"]["name"] == "web"
+        and "resourceVersion" not in created["metadata"]
+    )
+    assert api.store.try_get("argoproj.io/rollouts", "shop", "web") is None
+    status, body = await api.call(
+        "POST", f"{RO}/namespaces/shop/rollouts?dryRun=All", rollout("web", app="no good")
+    )
+    assert status == 422
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
+    rv = api.store.resource_version
+    merge = "application/merge-patch+json"
+    path = f"{RO}/namespaces/shop/rollouts/web"
+    status, patched = await api.call(
+        "PATCH", path + "?dryRun=All", {"spec": {"replicas": 9}}, content_type=merge
+    )
+    assert status == 200 and patched["spec"]["replicas"] == 9 and patched["metadata"]["generation"] == 2
+    status, _ = await api.call("DELETE", path, {"dryRun": ["All"]})
+    assert status == 200
+    stored = api.store.get("argoproj.io/rollouts", "shop", "web")
+    assert stored["spec"]["replicas"] == 3 and api.store.resource_version == rv > before
+    status, body = await api.call("DELETE", path + "?dryRun=Some")
+    assert status == 400 and body["message"] == 'dryRun: Unsupported value: "Some": supported values: "All"'

@@ -32,6 +32,7 @@ from ..objects import (
 )
 from ..observations import Observations, RolloutObjects
 from ..phase import rollout_phase
+from ..rs_roles import DEFAULT_GRACE_SECONDS
 
 CRITICAL = "critical"
 WARNING = "warning"
@@ -52,7 +53,8 @@ class Thresholds:
     rerender_window_seconds: float = 120.0  # two renders closer than this are one release rendered twice
     weight_fight_window_seconds: float = 300.0
     weight_fight_min_changes: int = 3
-    scale_down_grace_seconds: float = 30.0  # a passed scale-down deadline the controller has not acted on yet
+    # A passed scale-down deadline the controller has not acted on yet; the same grace the view's roles use.
+    scale_down_grace_seconds: float = DEFAULT_GRACE_SECONDS
     stale_threshold_factor: float = 3.0
     stale_min_runs: int = 5  # successful runs before their measurements count as a baseline
     stale_min_measurements: int = 10
@@ -73,6 +75,8 @@ class Finding:
     action: str | None
     since: datetime
     subject: str = ""  # what the finding is about beyond the rollout (a ReplicaSet, an AnalysisRun)
+    # Everything ``action`` needs (e.g. {"replicaSet": …}), so the finding's button asks nothing more.
+    action_params: Mapping[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -91,6 +95,7 @@ class Finding:
             "evidence": dict(self.evidence),
             "runbook": list(self.runbook),
             "action": self.action,
+            "actionParams": dict(self.action_params) if self.action_params is not None else None,
             "since": rfc3339(self.since),
             "subject": self.subject or None,  # with the code, what identifies the finding over time
         }
@@ -244,6 +249,7 @@ class Context:
         since: datetime,
         *,
         action: str | None = None,
+        action_params: Mapping[str, Any] | None = None,
         subject: str = "",
     ) -> Finding:
         return Finding(
@@ -257,6 +263,7 @@ class Context:
             evidence=evidence,
             runbook=tuple(runbook),
             action=action,
+            action_params=action_params if action is not None else None,
             since=since.astimezone(UTC),
             subject=subject,
         )

@@ -1,4 +1,4 @@
-"""``manage.py bench_watch``: the watcher's throughput, latency and memory (see ``dashboard.kube.bench``)."""
+"""``manage.py bench_watch``: the watcher's throughput, latency and memory (see ``dashboard.bench.watch``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from dashboard.kube.bench import run_bench
+from dashboard.bench.watch import run_bench
 
 
 class Command(BaseCommand):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 from typing import Any
 
@@ -14,9 +15,12 @@ from dashboard.demo import (
     DemoError,
     DemoOptions,
     check_scenarios,
+    demo_legend,
     demo_login,
     demo_prometheus,
+    fail_the_cluster,
     plan_scenarios,
+    role_logins,
     serve,
     stop_on_sigterm,
 )
@@ -42,7 +46,8 @@ class Command(BaseCommand):
             action="append",
             dest="scenarios",
             metavar="NAME",
-            help="a kubesim scenario (repeatable); default: a mix of " + ", ".join(DEFAULT_SCENARIOS),
+            help="a kubesim scenario or scenario file (repeatable); default: every built-in scenario: "
+            + ", ".join(DEFAULT_SCENARIOS),
         )
         parser.add_argument(
             "--speed", type=_positive, default=1.0, help="simulated seconds per real second (default 1)"
@@ -77,6 +82,10 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         call_command("migrate", verbosity=0, interactive=False)
         username, password = demo_login()
+        others = role_logins()
+        from django.conf import settings
+
+        settings.DEMO_LEGEND = demo_legend(demo.scenarios)  # the fleet page's legend (demo mode only)
 
         from kubesim.testing import running_kubesim
 
@@ -86,13 +95,21 @@ class Command(BaseCommand):
             running_kubesim(demo.scenarios, speed=demo.speed, seed=demo.seed) as sim,
             demo_prometheus(sim, demo.scenarios, demo.speed, self.stdout.write),
         ):
+            fail_the_cluster(sim, lambda text: self.stderr.write(self.style.ERROR(text)))
 
             def announce(url: str) -> None:
                 self.stdout.write(self.style.SUCCESS(f"\nrollouts-ui is running at {url}"))
                 self.stdout.write(f"Sign in as  {username}  with password  {password}  (shown once)")
+                self.stdout.write("  (demo may do everything, including the Django admin at /admin/)")
+                self.stdout.write("One user per built-in role (passwords shown once):")
+                for name, secret, role, may in others:
+                    self.stdout.write(f"  {name:<9} password  {secret}  role {role}: {may}")
+                self.stdout.write("The fleet page's legend says which rollout plays which scenario.")
                 self.stdout.write("Press Ctrl-C to stop.\n")
                 self.stdout.flush()
 
+            # Loaded here, outside the event loop: the ASGI module may check the database at import.
+            importlib.import_module("rollouts_ui.asgi")
             try:
                 asyncio.run(serve(demo, str(sim.kubeconfig), announce))
             except KeyboardInterrupt:

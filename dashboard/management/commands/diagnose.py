@@ -20,9 +20,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from dashboard.diagnose import Diagnosed, Diagnosis, diagnose_paths
 from dashboard.domain.findings import Thresholds
 from dashboard.domain.objects import parse_time, rfc3339
-from dashboard.kube.diagnose import Diagnosed, Diagnosis, diagnose_paths
 
 SEVERITY_MARKS = {"critical": "✖ CRITICAL", "warning": "⚠ WARNING", "info": "ℹ INFO"}
 

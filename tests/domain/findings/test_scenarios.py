@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.diagnose import diagnose_snapshot
 from dashboard.domain.findings import Thresholds
-from dashboard.kube.diagnose import diagnose_snapshot
 from tests.domain.findings.kubesim_runs import run
 
 # (scenario, seconds, namespace, rollout, expected codes live, expected codes from a dump)
@@ -48,12 +48,19 @@ EXPECTED = [
     (
         "progress-deadline",
         200,
-        "shop",
+        "fulfilment",
         "orders",
         {"progress-deadline-exceeded", "replica-weighted-canary"},
         {"progress-deadline-exceeded", "replica-weighted-canary"},
     ),
-    ("metrics-provider-down", 200, "shop", "catalog", {"metrics-provider-error"}, {"metrics-provider-error"}),
+    (
+        "metrics-provider-down",
+        200,
+        "catalog",
+        "catalog",
+        {"metrics-provider-error"},
+        {"metrics-provider-error"},
+    ),
 ]
 
 
@@ -105,7 +112,8 @@ def test_the_rerender_race_carries_both_hashes_steps_the_template_diff_and_both_
     assert [s["inlineValuesChanged"] for s in evidence["syncs"]] == [True, False]
     assert [s["revisionChanged"] for s in evidence["syncs"]] == [False, True]
     assert race.to_dict()["since"].startswith("2026-")
-    assert race.action is None  # the superseded canary was scaled down on schedule: nothing to unwedge
+    # The superseded canary was scaled down on schedule: nothing to unwedge; the paused canary is promoted.
+    assert (race.action, race.action_params) == ("promote", {})
 
 
 def test_a_dump_infers_the_rerender_race_and_says_so() -> None:
@@ -118,11 +126,12 @@ def test_a_dump_infers_the_rerender_race_and_says_so() -> None:
 
 def test_the_metrics_provider_error_shows_the_manual_procedure_with_the_provider_address() -> None:
     result = run("metrics-provider-down", 200)
-    (finding,) = result.findings("shop", "catalog")
+    (finding,) = result.findings("catalog", "catalog")
     assert finding.evidence["providers"][0]["address"] == "http://prometheus.monitoring:9090"
     assert "curl -sf http://prometheus.monitoring:9090/-/ready" in finding.runbook
     assert any(
-        cmd.startswith("kubectl -n shop get pods -l rollouts-pod-template-hash=") for cmd in finding.runbook
+        cmd.startswith("kubectl -n catalog get pods -l rollouts-pod-template-hash=")
+        for cmd in finding.runbook
     )
 
 
@@ -135,3 +144,15 @@ def test_a_long_healthy_canary_run_never_calls_its_threshold_stale() -> None:
     runs = result.store.list("argoproj.io/analysisruns", "shop")[0]
     successful = [r for r in runs if r["status"]["phase"] == "Successful"]
     assert len(successful) >= Thresholds().stale_min_runs
+
+
+def test_findings_clear_once_the_rerender_race_release_is_promoted_and_healthy() -> None:
+    from kubesim.controller import actions
+
+    result = run("rerender-race", 300)
+    assert {f.code for f in result.findings("web", "frontend")} >= {"rerender-race", "config-only-revision"}
+    actions.run_action(result.store, "web", "frontend", "promote-full", result.now())
+    result.sim.advance(120)
+    rollout = result.store.get("argoproj.io/rollouts", "web", "frontend")
+    assert rollout["status"]["phase"] == "Healthy"
+    assert [f.code for f in result.findings("web", "frontend") if f.severity != "info"] == []

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.kube.bench import Publications, WriteLog
+from dashboard.bench.watch import Publications, WriteLog
 
 
 def rollout(rv: int, step: int, image: str = "a:1") -> dict[str, Any]:

@@ -1,0 +1,63 @@
+"""The Kubernetes Events a controller recorded about a rollout, as rows of its view.
+
+Argo Rollouts writes core/v1 Events on the Rollout for what it does (RolloutUpdated, ScalingReplicaSet,
+RolloutStepCompleted, RolloutPaused, RolloutAborted, AnalysisRun<Phase>, RolloutCompleted…). ``event_rows``
+keeps the ones about this rollout (by ``involvedObject`` uid, or kind + namespace + name when an event
+carries no uid), newest ``EVENTS_IN_VIEW`` last, each as ``{name, type, reason, message, count, at}``.
+
+Non-goals: Events about other objects (ReplicaSets, AnalysisRuns), the events.k8s.io/v1 series fields
+beyond the last time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .objects import as_int, as_map, as_str, dig_map, parse_time, rfc3339
+
+EVENTS_IN_VIEW = 20
+
+
+def event_rows(rollout: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+    meta = dig_map(rollout, "metadata")
+    uid, namespace, name = as_str(meta.get("uid")), as_str(meta.get("namespace")), as_str(meta.get("name"))
+    rows = []
+    for event in events:
+        if not isinstance(event, Mapping):
+            continue
+        involved = event.get("involvedObject") or event.get("regarding")
+        if not isinstance(involved, Mapping) or involved.get("kind") != "Rollout":
+            continue
+        if involved.get("uid") and uid and involved.get("uid") != uid:
+            continue
+        event_ns = as_str(involved.get("namespace")) or as_str(dig_map(event, "metadata").get("namespace"))
+        if as_str(involved.get("name")) != name or event_ns != namespace:
+            continue
+        series = as_map(event.get("series"))
+        when = next(
+            (
+                moment
+                for moment in (
+                    parse_time(event.get("lastTimestamp")),
+                    parse_time(series.get("lastObservedTime")),
+                    parse_time(event.get("eventTime")),
+                    parse_time(event.get("firstTimestamp")),
+                    parse_time(dig_map(event, "metadata").get("creationTimestamp")),
+                )
+                if moment is not None
+            ),
+            None,
+        )
+        rows.append(
+            {
+                "name": as_str(dig_map(event, "metadata").get("name")),
+                "type": as_str(event.get("type")) or "Normal",
+                "reason": as_str(event.get("reason")),
+                "message": as_str(event.get("message") or event.get("note")),
+                "count": max(as_int(event.get("count") or series.get("count")), 1),
+                "at": rfc3339(when),
+            }
+        )
+    rows.sort(key=lambda r: (r["at"] or "", r["name"]))
+    return tuple(rows[-EVENTS_IN_VIEW:])

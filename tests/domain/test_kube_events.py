@@ -1,0 +1,150 @@
+"""Kubernetes Events about a rollout: the view's ``events`` rows and the timeline's ``kube.event`` entries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from dashboard.domain.kube_events import EVENTS_IN_VIEW, event_rows
+from dashboard.domain.timeline import KUBE_EVENT, timeline_basis, timeline_events
+from dashboard.web.rollout import event_icon
+
+ROLLOUT = {"kind": "Rollout", "metadata": {"name": "checkout", "namespace": "shop", "uid": "u-1"}}
+AT = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+
+def event(
+    event_name: str, reason: str, message: str, *, at: str, count: int = 1, **involved: Any
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": event_name, "namespace": "shop"},
+        "involvedObject": {
+            "kind": "Rollout",
+            "namespace": "shop",
+            "name": "checkout",
+            "uid": "u-1",
+            **involved,
+        },
+        "reason": reason,
+        "message": message,
+        "type": "Warning" if reason == "RolloutAborted" else "Normal",
+        "count": count,
+        "firstTimestamp": at,
+        "lastTimestamp": at,
+        "source": {"component": "rollouts-controller"},
+    }
+
+
+def test_rows_are_the_rollouts_own_events_oldest_first() -> None:
+    events = [
+        event(
+            "b",
+            "RolloutStepCompleted",
+            "Rollout step 1/2 completed (setWeight: 25)",
+            at="2026-12-01T10:00:05Z",
+        ),
+        event("a", "RolloutUpdated", "Rollout updated to revision 2", at="2026-12-01T10:00:00Z"),
+        event("other", "RolloutUpdated", "x", at="2026-12-01T10:00:01Z", name="payments"),
+        event("old-uid", "RolloutUpdated", "x", at="2026-12-01T10:00:01Z", uid="u-0"),
+        {
+            **event("rs", "x", "x", at="2026-12-01T10:00:01Z"),
+            "involvedObject": {"kind": "ReplicaSet", "name": "checkout"},
+        },
+    ]
+    rows = event_rows(ROLLOUT, events)
+    assert [(r["name"], r["reason"], r["at"]) for r in rows] == [
+        ("a", "RolloutUpdated", "2026-12-01T10:00:00Z"),
+        ("b", "RolloutStepCompleted", "2026-12-01T10:00:05Z"),
+    ]
+    assert rows[1] == {
+        "name": "b",
+        "type": "Normal",
+        "reason": "RolloutStepCompleted",
+        "message": "Rollout step 1/2 completed (setWeight: 25)",
+        "count": 1,
+        "at": "2026-12-01T10:00:05Z",
+    }
+
+
+def test_only_the_newest_events_are_kept_in_the_view() -> None:
+    events = [
+        event(f"e{i:03d}", "ScalingReplicaSet", str(i), at=f"2026-12-01T10:{i // 60:02d}:{i % 60:02d}Z")
+        for i in range(30)
+    ]
+    rows = event_rows(ROLLOUT, events)
+    assert len(rows) == EVENTS_IN_VIEW and rows[0]["message"] == str(30 - EVENTS_IN_VIEW)
+
+
+def view(*events: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "cluster": "c",
+        "namespace": "shop",
+        "name": "checkout",
+        "currentPodHash": "abc",
+        "events": list(events),
+    }
+
+
+def test_the_timeline_shows_each_new_event_once_and_each_repeat() -> None:
+    first = event_rows(
+        ROLLOUT, [event("a", "RolloutUpdated", "Rollout updated to revision 2", at="2026-12-01T10:00:00Z")]
+    )
+    later = event_rows(
+        ROLLOUT,
+        [
+            event("a", "RolloutUpdated", "Rollout updated to revision 2", at="2026-12-01T10:00:00Z"),
+            event("b", "RolloutAborted", "Rollout aborted update to revision 2", at="2026-12-01T10:00:09Z"),
+        ],
+    )
+    got = [e for e in timeline_events(view(*first), view(*later), at=AT) if e["kind"] == KUBE_EVENT]
+    assert [(e["title"], e["dedupe"], e["data"]["type"]) for e in got] == [
+        ("RolloutAborted: Rollout aborted update to revision 2", "b#1", "Warning")
+    ]
+    assert event_icon(got[0]) == "warning"
+    # Recording the same transition again (a relist, a restart) gives the same dedupe key; the basis a
+    # watcher keeps is enough to see nothing new.
+    assert [
+        e
+        for e in timeline_events(timeline_basis(view(*later)), view(*later), at=AT)
+        if e["kind"] == KUBE_EVENT
+    ] == []
+    repeated = event_rows(
+        ROLLOUT,
+        [
+            event(
+                "b",
+                "RolloutAborted",
+                "Rollout aborted update to revision 2",
+                at="2026-12-01T10:01:00Z",
+                count=2,
+            )
+        ],
+    )
+    again = [e for e in timeline_events(view(*later), view(*repeated), at=AT) if e["kind"] == KUBE_EVENT]
+    assert [e["dedupe"] for e in again] == ["b#2"]
+
+
+def test_the_cache_files_rollout_events_under_their_rollout_whichever_kind_they_arrive_as() -> None:
+    from dashboard.kube.cache import ClusterCache
+
+    cache = ClusterCache()
+    rollout = {**ROLLOUT, "apiVersion": "argoproj.io/v1alpha1", "spec": {}, "status": {}}
+    cache.apply("Rollout", "ADDED", rollout)
+    watched = {**event("a", "RolloutUpdated", "Rollout updated to revision 2", at="2026-12-01T10:00:00Z")}
+    watched["metadata"] = {**watched["metadata"], "uid": "e-1"}
+    replayed = {
+        **event("b", "RolloutPaused", "Rollout is paused (CanaryPauseStep)", at="2026-12-01T10:00:01Z")
+    }
+    replayed["metadata"] = {**replayed["metadata"], "uid": "e-2"}
+    assert cache.apply("RolloutEvent", "ADDED", watched) == {"u-1"}
+    assert cache.apply("Event", "ADDED", replayed) == {"u-1"}  # a recording names the API kind
+    inputs = cache.inputs("u-1")
+    assert inputs is not None
+    assert [e["reason"] for e in inputs.view(now=AT, cluster="c")["events"]] == [
+        "RolloutUpdated",
+        "RolloutPaused",
+    ]
+    cache.apply("RolloutEvent", "DELETED", watched)
+    assert [e["metadata"]["name"] for e in cache.inputs("u-1").events] == ["b"]  # type: ignore[union-attr]

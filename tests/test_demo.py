@@ -1,0 +1,170 @@
+"""The demo shows everything: every built-in scenario with a legend, one login per role, an honest failure
+and a quiet stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from dashboard.demo import DEFAULT_SCENARIOS, demo_legend, demo_login, fail_the_cluster, role_logins
+from kubesim.scenarios import builtin_names
+from kubesim.testing import free_port, running_kubesim
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "demo/shop/checkout"
+
+
+def test_the_default_mix_is_every_builtin_scenario() -> None:
+    assert list(DEFAULT_SCENARIOS) == builtin_names()
+
+
+def test_the_legend_says_which_objects_play_each_scenario_and_what_they_reach() -> None:
+    legend = {entry["scenario"]: entry for entry in demo_legend(DEFAULT_SCENARIOS)}
+    assert set(legend) == set(DEFAULT_SCENARIOS)
+    healthy = legend["healthy-canary"]
+    assert healthy["objects"] == [{"label": "shop/checkout", "url": "/rollouts/demo/shop/checkout/"}]
+    assert healthy["kind"] == "Rollout" and healthy["outcome"].startswith("Ends Healthy on revision 2")
+    assert legend["flagger-canary"]["kind"] == "Flagger Canary"
+    assert legend["fleet"]["objects"] == [{"label": "100 rollouts svc-* in fleet-00 … fleet-04", "url": ""}]
+    assert legend["weight-fight"]["outcome"].startswith("Cycles")
+    labels = [o["label"] for entry in legend.values() for o in entry["objects"]]
+    assert len(labels) == len(set(labels))  # distinct names
+
+
+@pytest.mark.django_db
+def test_demo_may_do_everything_and_each_role_user_holds_its_role() -> None:
+    from django.contrib.auth.models import User
+
+    from dashboard.access.rbac import can, forget
+
+    demo_login()
+    logins = {name: (password, role) for name, password, role, _ in role_logins()}
+    assert {role for _, role in logins.values()} == {"viewer", "operator", "admin"}
+    demo = User.objects.get(username="demo")
+    assert demo.is_superuser and can(demo, "unwedge", KEY)
+    users = {name: User.objects.get(username=name) for name in logins}
+    assert [can(users["viewer"], a, KEY) for a in ("get", "promote")] == [True, False]
+    assert [can(users["operator"], a, KEY) for a in ("promote", "unwedge")] == [True, False]
+    assert can(users["admin"], "unwedge", KEY) and not users["admin"].is_staff
+    assert all(users[name].check_password(password) for name, (password, _) in logins.items())
+    first = logins["viewer"][0]
+    forget(users["viewer"])
+    role_logins()  # a second run: new passwords, still exactly one role each
+    users["viewer"].refresh_from_db()
+    assert not users["viewer"].check_password(first)
+    assert users["viewer"].rollout_grants.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_fleet_page_shows_the_legend_in_demo_mode_only(settings: Any) -> None:
+    from django.contrib.auth.models import User
+
+    client = Client()
+    client.force_login(User.objects.create_user("reader", password="a-long-test-password"))
+    settings.RBAC_DEFAULT_ROLE = "viewer"
+    assert 'id="demo-legend"' not in client.get("/").content.decode()
+    settings.DEMO_LEGEND = demo_legend(["healthy-canary", "fleet"])
+    page = client.get("/").content.decode()
+    assert (
+        'id="demo-legend"' in page
+        and "<summary>Demo: which rollout plays which scenario (2)</summary>" in page
+    )
+    assert '<a href="/rollouts/demo/shop/checkout/">shop/checkout</a>' in page
+
+
+def test_a_stopped_simulation_fails_the_demo_cluster_and_says_why() -> None:
+    said: list[str] = []
+    with running_kubesim(["healthy-canary"]) as sim:
+        fail_the_cluster(sim, said.append)
+        simulation = sim.simulation
+        sim.call(lambda: [hook(RuntimeError("boom")) for hook in simulation.on_failure])
+        assert sim.call(sim.faults.take_failure) == 503
+        assert said == [
+            "The simulation stopped (RuntimeError: boom); the demo cluster now answers every request "
+            "with 503, so the dashboard shows it failing. Stop with Ctrl-C."
+        ]
+        sim.call(sim.faults.clear)  # let the handle stop cleanly
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
+        "LOG_FORMAT": "plain",
+        "ANONYMOUS_READ_ONLY": "true",  # lets the test's websockets in without a login
+        "PYTHONUNBUFFERED": "1",
+    }
+    port = free_port()
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        demo = subprocess.Popen(
+            [sys.executable, "manage.py", "demo", "--port", str(port), "--scenario", "healthy-canary"],
+            cwd=ROOT,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while "Press Ctrl-C to stop." not in out.read_text() and time.monotonic() < deadline:
+                assert demo.poll() is None, err.read_text()[-2000:]
+                time.sleep(0.2)
+            received: list[str] = []
+            pages = _open_pages(port, received)  # live pages stay open through the stop, as browsers do
+            time.sleep(3)  # the watcher streams, the simulation moves, the pages get updates
+            started = time.monotonic()
+            demo.send_signal(signal.SIGINT)
+            demo.wait(30)
+            took = time.monotonic() - started
+            pages.join(10)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+                demo.wait()
+    with capsys.disabled():
+        print(f"\ndemo stopped {took:.2f} s after Ctrl-C")
+    errors = err.read_text()
+    assert demo.returncode == 0, errors[-2000:]
+    assert out.read_text().rstrip().endswith("Stopped.")
+    assert "socket.send() raised exception" not in errors and "Traceback" not in errors
+    assert len(received) >= 2, received  # both pages were live (at least their snapshots)
+    assert "Sign in as  demo  with password  " in out.read_text()
+
+
+def _open_pages(port: int, received: list[str]) -> threading.Thread:
+    """A thread holding a fleet and a rollout websocket open (reading updates) until the server goes."""
+
+    async def hold() -> None:
+        import websockets
+
+        origin = f"http://127.0.0.1:{port}"
+        paths = ("/ws/fleet/", "/ws/rollouts/demo/shop/checkout/")
+        sockets = [
+            await websockets.connect(f"ws://127.0.0.1:{port}{p}", origin=origin)  # type: ignore[arg-type]
+            for p in paths
+        ]
+        for ws in sockets:
+            await ws.send("{}")
+
+        async def drain(ws: Any) -> None:
+            with contextlib.suppress(Exception):
+                async for message in ws:
+                    received.append(str(message)[:80])
+
+        await asyncio.wait_for(asyncio.gather(*(drain(ws) for ws in sockets)), 60)
+
+    thread = threading.Thread(target=lambda: asyncio.run(hold()), daemon=True)
+    thread.start()
+    return thread
