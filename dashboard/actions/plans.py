@@ -86,7 +86,7 @@ COMPARED = ("podHash", "stepIndex", "paused", "aborted")
 # fresh one (an action whose ``seen`` lacks one is refused before anything is sent). Every action needs
 # the pod hash: it was decided about that revision, not whichever one is there now. Actions that move
 # the rollout through its steps also need the step index, or two clicks on one page would move it twice.
-# The browser sends all of COMPARED (static/js/actions.js ``seen()``), which satisfies every row.
+# Pages send all of ``facts`` (actions.js's ``seen()`` or the action bar's ``seen``): every row is met.
 SEEN_REQUIRED: Mapping[str, tuple[str, ...]] = {
     "promote": ("podHash", "stepIndex"),  # one step on from the step seen, once
     "promote-full": ("podHash", "stepIndex"),  # past the steps seen; a step moved meanwhile is news
