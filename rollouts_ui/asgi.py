@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (see dashboard/web/routing).
 
-Websockets are session-authenticated (AuthMiddlewareStack) and their Origin must be an allowed host.
+Websockets are session-authenticated (AuthMiddlewareStack) and their Origin must be this site's origin or
+a CSRF trusted origin, scheme, host and port alike (``dashboard.web.origin``).
 Start-up stops with one line when a setting is bad (``rollouts_ui.settings``) or the database does not
 answer (``settings_check.require_database``).
 """
@@ -20,13 +21,13 @@ require_database()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (Django must be set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from dashboard.web.origin import SameOriginValidator  # noqa: E402
 from dashboard.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

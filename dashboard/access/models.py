@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from dashboard.access.policy import BUILTIN_ROLES, PolicyError, check_action_pattern
+from dashboard.access.policy import BUILTIN_ROLES, PolicyError, Subject, check_action_pattern, group, user
 
 
 def _validate_actions(value: str) -> None:
@@ -103,8 +103,8 @@ class Grant(models.Model):
         return f"{self.cluster}/{self.namespace}/{self.rollout}"
 
     @property
-    def subject(self) -> str:
-        return self.user.get_username() if self.user is not None else self.group
+    def subject(self) -> Subject:
+        return user(self.user.get_username()) if self.user is not None else group(self.group)
 
     def __str__(self) -> str:
         verb = "denied" if self.deny else "is"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import secrets
 import time
 import urllib.parse
@@ -28,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+
+from dashboard import jsonbody
 
 TIMEOUT = 10.0
 CLOCK_SKEW = 120
@@ -54,7 +55,7 @@ _discovered: dict[str, tuple[float, Provider]] = {}
 def _fetch_json(request: urllib.request.Request | str) -> Any:
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            return json.loads(response.read())
+            return jsonbody.loads(response.read(), what="the identity provider's answer")
     except urllib.error.HTTPError as error:
         raise OidcError(f"the identity provider answered {error.code}: {error.read()[:300]!r}") from None
     except (OSError, ValueError) as error:
@@ -134,7 +135,9 @@ def exchange(code: str, saved: Mapping[str, str]) -> dict[str, Any]:
 def decode_payload(token: str) -> dict[str, Any]:
     try:
         payload = token.split(".")[1]
-        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        claims = jsonbody.loads(
+            base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)), what="the id_token"
+        )
     except (IndexError, ValueError):
         raise OidcError("the id_token is not a JWT") from None
     if not isinstance(claims, dict):

@@ -12,6 +12,13 @@ as ``*``); the object is a glob over ``"{cluster}/{namespace}/{rollout}"`` in wh
 also matches ``/``; the effect is ``allow`` or ``deny``. ``g, <user-or-group-or-role>, role:<name>`` binds
 a subject to a role (roles may include roles). A matching ``deny`` always wins; nothing matching means no.
 
+Subjects are typed (``Subject(kind, name)``) from the identity to the rule, so a user, a group and a role
+can never be mistaken for each other whatever an identity provider sends: a user or SSO group literally
+named ``role:admin`` is the user or group of that name, never the role. In a policy line, ``role:<name>``
+is a role; ``user:<name>`` and ``group:<name>`` name only a user or only a group; any other text is, as in
+Argo CD, a user *or* a group of exactly that name (commas and spaces need CSV quoting). Names are matched
+exactly: ``*`` in a subject is the literal name ``*``.
+
 Built-in roles: ``role:viewer`` (get), ``role:operator`` (get and the day-to-day rollout actions) and
 ``role:admin`` (everything, including ``unwedge``).
 
@@ -24,6 +31,7 @@ import csv
 import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fnmatch import fnmatchcase
 
 GET = "get"
@@ -42,6 +50,8 @@ ACTIONS: tuple[str, ...] = (
 ALL_ACTIONS: tuple[str, ...] = (GET, *ACTIONS)
 RESOURCE = "rollouts"
 ROLE_PREFIX = "role:"
+USER_PREFIX = "user:"
+GROUP_PREFIX = "group:"
 
 BUILTIN_ROLES: Mapping[str, tuple[str, ...]] = {
     "viewer": (GET,),
@@ -65,9 +75,38 @@ class PolicyError(ValueError):
     """A policy line or a grant is malformed; the message names the line and what is wrong."""
 
 
+class Kind(StrEnum):
+    USER = "user"
+    GROUP = "group"
+    ROLE = "role"
+
+
+@dataclass(frozen=True, order=True)
+class Subject:
+    """Who a rule or a binding is about: the kind is part of the identity, never parsed from the name."""
+
+    kind: Kind
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.name}"
+
+
+def user(name: str) -> Subject:
+    return Subject(Kind.USER, name)
+
+
+def group(name: str) -> Subject:
+    return Subject(Kind.GROUP, name)
+
+
+def role(name: str) -> Subject:
+    return Subject(Kind.ROLE, name)
+
+
 @dataclass(frozen=True)
 class Rule:
-    subject: str
+    subject: Subject
     action: str  # an action name or a glob over action names
     object: str  # a glob over "cluster/namespace/name"
     allow: bool = True
@@ -79,12 +118,12 @@ class Rule:
 @dataclass(frozen=True)
 class Policy:
     rules: tuple[Rule, ...] = ()
-    bindings: tuple[tuple[str, str], ...] = ()  # (member, role:name)
+    bindings: tuple[tuple[Subject, Subject], ...] = ()  # (member, role)
 
     def __add__(self, other: Policy) -> Policy:
         return Policy(self.rules + other.rules, self.bindings + other.bindings)
 
-    def roles_of(self, subjects: Iterable[str]) -> frozenset[str]:
+    def roles_of(self, subjects: Iterable[Subject]) -> frozenset[Subject]:
         """The subjects plus every role they hold, directly or through other roles."""
         held = set(subjects)
         frontier = list(held)
@@ -96,7 +135,7 @@ class Policy:
                     frontier.append(role)
         return frozenset(held)
 
-    def allows(self, subjects: Iterable[str], action: str, key: str) -> bool:
+    def allows(self, subjects: Iterable[Subject], action: str, key: str) -> bool:
         """Whether ``subjects`` (user name, group names, default role) may do ``action`` on ``key``."""
         holders = self.roles_of(subjects)
         allowed = False
@@ -111,17 +150,30 @@ class Policy:
 @dataclass
 class _Builder:
     rules: list[Rule] = field(default_factory=list)
-    bindings: list[tuple[str, str]] = field(default_factory=list)
+    bindings: list[tuple[Subject, Subject]] = field(default_factory=list)
 
 
-def _rules_for(policy: Policy, holders: frozenset[str]) -> Iterable[Rule]:
+def _rules_for(policy: Policy, holders: frozenset[Subject]) -> Iterable[Rule]:
     for name, actions in BUILTIN_ROLES.items():
-        if ROLE_PREFIX + name in holders:
-            yield from (Rule(ROLE_PREFIX + name, action, "*") for action in actions)
+        if role(name) in holders:
+            yield from (Rule(role(name), action, "*") for action in actions)
     yield from (rule for rule in policy.rules if rule.subject in holders)
 
 
-def role_rules(subject: str, actions: Iterable[str], obj: str, allow: bool = True) -> tuple[Rule, ...]:
+def parse_subject(text: str) -> tuple[Subject, ...]:
+    """The subjects a policy line's subject field names (a bare name is a user or a group, as in Argo CD)."""
+    for prefix, kind in ((ROLE_PREFIX, Kind.ROLE), (USER_PREFIX, Kind.USER), (GROUP_PREFIX, Kind.GROUP)):
+        if text.startswith(prefix):
+            name = text[len(prefix) :]
+            if not name:
+                raise PolicyError(f"{text!r} names no {kind.value} (write {prefix}<name>)")
+            return (Subject(kind, name),)
+    if not text:
+        raise PolicyError("the subject is empty")
+    return (user(text), group(text))
+
+
+def role_rules(subject: Subject, actions: Iterable[str], obj: str, allow: bool = True) -> tuple[Rule, ...]:
     """One rule per action: how a grant (subject → role on a scope) becomes rules."""
     return tuple(Rule(subject, action, obj, allow) for action in actions)
 
@@ -161,23 +213,24 @@ def _parse_line(fields: list[str], built: _Builder) -> None:
             )
         _, subject, resource, action, obj, *rest = fields
         effect = rest[0].lower() if rest else "allow"
-        if not subject:
-            raise PolicyError("the subject is empty")
+        subjects = parse_subject(subject)
         if resource not in (RESOURCE, "*"):
             raise PolicyError(f"unknown resource {resource!r} (this dashboard knows {RESOURCE!r})")
         if effect not in ("allow", "deny"):
             raise PolicyError(f"the effect must be 'allow' or 'deny', got {effect!r}")
         if not obj:
             raise PolicyError("the object is empty (use */*/* or cluster/namespace/name globs)")
-        built.rules.append(Rule(subject, check_action_pattern(action), obj, effect == "allow"))
+        pattern = check_action_pattern(action)
+        built.rules.extend(Rule(who, pattern, obj, effect == "allow") for who in subjects)
     elif kind == "g":
         if len(fields) != 3:
             raise PolicyError(f"a 'g' line has 3 fields (g, user-or-group, role:name), got {len(fields)}")
-        _, member, role = fields
+        _, member, target = fields
         if not member:
             raise PolicyError("the user or group is empty")
-        if not role.startswith(ROLE_PREFIX) or len(role) == len(ROLE_PREFIX):
-            raise PolicyError(f"{role!r} is not a role (roles are written role:<name>)")
-        built.bindings.append((member, role))
+        if not target.startswith(ROLE_PREFIX) or len(target) == len(ROLE_PREFIX):
+            raise PolicyError(f"{target!r} is not a role (roles are written role:<name>)")
+        bound = role(target[len(ROLE_PREFIX) :])
+        built.bindings.extend((who, bound) for who in parse_subject(member))
     else:
         raise PolicyError(f"a line starts with 'p' or 'g', not {kind!r}")

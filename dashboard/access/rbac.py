@@ -1,7 +1,8 @@
 """Permission checks: ``can(user, action, key)`` and the per-user ``Access`` they are answered from.
 
-A user's ``Access`` is their subjects (user name, Django groups, the groups claim of their last single
-sign-on, ``RBAC_DEFAULT_ROLE``) and the policy that applies to them: the policy file
+A user's ``Access`` is their typed subjects (their user name as a user; their Django groups and the groups
+claim of their last single sign-on as groups; ``RBAC_DEFAULT_ROLE`` as a role: a name is never read as
+another kind of subject) and the policy that applies to them: the policy file
 (``RBAC_POLICY_FILE``, re-read when it changes) plus the grants stored in the database. Superusers may do
 everything; anonymous users may only read, and only when ``ANONYMOUS_READ_ONLY`` is on. Deny by default.
 
@@ -29,7 +30,18 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
 
-from dashboard.access.policy import GET, ROLE_PREFIX, Policy, PolicyError, Rule, parse_policy, role_rules
+from dashboard.access.policy import (
+    GET,
+    Kind,
+    Policy,
+    PolicyError,
+    Rule,
+    Subject,
+    group,
+    parse_policy,
+    role,
+    role_rules,
+)
 
 log = logging.getLogger(__name__)
 _CACHE_ATTR = "_rollouts_access"
@@ -37,10 +49,15 @@ _CACHE_ATTR = "_rollouts_access"
 
 @dataclass(frozen=True)
 class Access:
-    subjects: frozenset[str] = frozenset()
+    subjects: frozenset[Subject] = frozenset()
     policy: Policy = field(default_factory=Policy)
     everything: bool = False  # superusers
     read_all: bool = False  # anonymous read-only viewing
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The names of the user's groups (Django and SSO), sorted: what the audit log records."""
+        return tuple(sorted(s.name for s in self.subjects if s.kind is Kind.GROUP))
 
     def can(self, action: str, key: str) -> bool:
         if self.everything:
@@ -103,17 +120,17 @@ def _load(user: Any) -> Access:
         return Access(read_all=bool(settings.ANONYMOUS_READ_ONLY))
     if getattr(user, "is_superuser", False):
         return Access(everything=True)
-    subjects: set[str] = set()
+    subjects: set[Subject] = set()
     username = str(getattr(user, "username", "") or "")
     if username:
-        subjects.add(username)
+        subjects.add(Subject(Kind.USER, username))
     default_role = str(getattr(settings, "RBAC_DEFAULT_ROLE", "") or "")
     if default_role:
-        subjects.add(ROLE_PREFIX + default_role)
+        subjects.add(role(default_role))
     policy = _safe_file_policy()
     if getattr(user, "pk", None) is not None:
         groups, grants = _stored(user)
-        subjects |= groups
+        subjects |= {group(name) for name in groups}
         policy = policy + grants
     return Access(subjects=frozenset(subjects), policy=policy)
 

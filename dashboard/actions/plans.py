@@ -82,6 +82,29 @@ def facts(rollout: Mapping[str, Any]) -> dict[str, Any]:
 
 COMPARED = ("podHash", "stepIndex", "paused", "aborted")
 
+# What the user's ``seen`` must name for each action, so that ``changes`` can tell a stale click from a
+# fresh one (an action whose ``seen`` lacks one is refused before anything is sent). Every action needs
+# the pod hash: it was decided about that revision, not whichever one is there now. Actions that move
+# the rollout through its steps also need the step index, or two clicks on one page would move it twice.
+# Pages send all of ``facts`` (actions.js's ``seen()`` or the action bar's ``seen``): every row is met.
+SEEN_REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "promote": ("podHash", "stepIndex"),  # one step on from the step seen, once
+    "promote-full": ("podHash", "stepIndex"),  # past the steps seen; a step moved meanwhile is news
+    "skip-current-step": ("podHash", "stepIndex"),  # skips the step seen, not the next one
+    "resume": ("podHash", "stepIndex", "paused"),  # lifts the pause seen at that step, not a later one
+    "abort": ("podHash",),  # the emergency brake: any step of the revision seen
+    "retry": ("podHash", "aborted"),  # retries the abort seen; already retried means conflict
+    "pause": ("podHash",),  # holding the revision seen is right at any step
+    "restart": ("podHash",),  # restarts the pods of the revision seen
+    "undo": ("podHash",),  # "back from this revision": another revision changes what undo means
+    "unwedge": ("podHash",),  # the orphan itself is judged on the live objects by the plan
+}
+
+
+def missing_seen(action: str, seen: Mapping[str, Any]) -> tuple[str, ...]:
+    """The facts ``SEEN_REQUIRED`` asks for that ``seen`` does not name (a null value counts as named)."""
+    return tuple(name for name in SEEN_REQUIRED.get(action, COMPARED) if name not in seen)
+
 
 def changes(seen: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What moved on since the user looked: ``{fact: {"seen": …, "now": …}}`` (empty when nothing did).

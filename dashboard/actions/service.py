@@ -44,7 +44,8 @@ log = logging.getLogger(__name__)
 KEY_PARTS = 3
 MAX_KEY_LENGTH = 100
 SEND_RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0)
-LOCK_SECONDS = 60
+LOCK_SECONDS = 60  # a crashed holder's lock expires after this; a live holder renews it
+LOCK_WAIT_SECONDS = 60  # how long an action waits for the one before it, then Celery retries it
 
 
 class TransientKubeError(Exception):
@@ -62,9 +63,7 @@ def split_key(key: str) -> tuple[str, str, str]:
 
 
 def _groups_of(user: Any) -> list[str]:
-    access = access_for(user)
-    username = str(getattr(user, "username", "") or "")
-    return sorted(s for s in access.subjects if s != username and not s.startswith("role:"))
+    return list(access_for(user).groups)
 
 
 ANONYMOUS = "(anonymous)"
@@ -96,13 +95,18 @@ def attempt_refused(user: Any, action: str, key: str, detail: str) -> AuditEntry
     return _row(user, action, key, outcome=Outcome.DENIED, detail=detail)
 
 
-def _clean_seen(seen: Any) -> dict[str, Any] | str:
-    """What the user saw, or the reason it cannot be used."""
+def _clean_seen(action: str, seen: Any) -> dict[str, Any] | str:
+    """What the user saw, or the reason it cannot be used to detect a stale click (plans.SEEN_REQUIRED)."""
+    needed = plans.SEEN_REQUIRED[action]
     if not isinstance(seen, Mapping):
-        return "say what you saw: a 'seen' object with podHash, stepIndex and resourceVersion"
+        return f"say what you saw: a 'seen' object with {', '.join(needed)} (and status, resourceVersion)"
     cleaned = {k: seen[k] for k in (*plans.COMPARED, "status", "resourceVersion") if k in seen}
-    if "podHash" not in cleaned and "stepIndex" not in cleaned:
-        return "say what you saw: 'seen' needs at least podHash or stepIndex"
+    missing = plans.missing_seen(action, cleaned)
+    if missing:
+        return (
+            f"say what you saw: {action} needs {' and '.join(f'seen.{k}' for k in needed)} to detect a "
+            f"stale click; missing: {', '.join(f'seen.{k}' for k in missing)}"
+        )
     if (
         "stepIndex" in cleaned
         and cleaned["stepIndex"] is not None
@@ -170,7 +174,7 @@ def rollout_act(
         limit, window = settings.ACTIONS_RATE_LIMIT, settings.ACTIONS_RATE_WINDOW_SECONDS
         detail = f"rate limited: at most {limit} actions per {window} s; try again later"
         return _row(user, action, key, outcome=Outcome.DENIED, detail=detail, **base), False
-    cleaned_seen = _clean_seen(seen)
+    cleaned_seen = _clean_seen(action, seen)
     if isinstance(cleaned_seen, str):
         return _row(user, action, key, outcome=Outcome.DENIED, detail=cleaned_seen, **base), False
     cleaned_params = _clean_params(action, params)
@@ -255,7 +259,11 @@ _local_guard = threading.Lock()
 
 @contextlib.contextmanager
 def rollout_lock(key: str) -> Iterator[None]:
-    """One action at a time per rollout, across processes when Redis is configured."""
+    """One action at a time per rollout, across processes and Celery workers when Redis is configured.
+
+    The Redis lock expires after ``LOCK_SECONDS`` so a crashed worker cannot wedge a rollout, and a keeper
+    thread renews it every third of that while its holder works, so a slow action (API retries) is never
+    overtaken by the next one. Without Redis (embedded mode: one process) a thread lock does the same."""
     if settings.REDIS_URL:
         import redis
 
@@ -263,13 +271,28 @@ def rollout_lock(key: str) -> Iterator[None]:
         lock = client.lock(
             f"{settings.LIVE_REDIS_PREFIX}action-lock:{key}",
             timeout=LOCK_SECONDS,
-            blocking_timeout=LOCK_SECONDS,
+            blocking_timeout=LOCK_WAIT_SECONDS,
+            thread_local=False,  # the keeper thread renews with the holder's token
         )
         if not lock.acquire():
             raise TransientKubeError(f"another action on {key} is still running")
+        done = threading.Event()
+
+        def keep() -> None:
+            while not done.wait(LOCK_SECONDS / 3):
+                try:
+                    lock.reacquire()
+                except redis.RedisError as error:
+                    log.warning("could not renew the action lock of %s: %s", key, error)
+                    return
+
+        keeper = threading.Thread(target=keep, name=f"action-lock {key}", daemon=True)
+        keeper.start()
         try:
             yield
         finally:
+            done.set()
+            keeper.join()
             with contextlib.suppress(redis.RedisError):
                 lock.release()
             client.close()

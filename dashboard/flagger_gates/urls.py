@@ -1,7 +1,8 @@
 """URLs of the Flagger gate server (included from ``rollouts_ui.urls``).
 
 Point a Canary's gate webhooks at ``/api/v1/flagger/gates/<cluster>/<gate>/`` where gate is
-confirm-rollout, confirm-promotion, confirm-traffic-increase or rollback.
+confirm-rollout, confirm-promotion, confirm-traffic-increase or rollback, with a gate token in the
+webhook's metadata (``token``) or the URL (``?token=``); see docs/operator-guide.md.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ Non-goals: no provider API calls, no retries (providers redeliver).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +22,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from dashboard import jsonbody
 from dashboard.gitops import providers, ratelimit
 from dashboard.gitops.config import RepositoryConfig, find_repository, repo_key
 from dashboard.gitops.providers import BadPayload, Hook
@@ -69,14 +69,10 @@ def _json(request: HttpRequest, body: bytes) -> Any:
         raise Refused(415, f"content type {content_type!r} is not supported; send application/json")
     if not body:
         raise Refused(400, "empty body; expected a JSON object")
-    try:
-        return json.loads(body)
-    except UnicodeDecodeError:
-        raise Refused(400, "body is not UTF-8 JSON") from None
-    except json.JSONDecodeError as error:
-        raise Refused(
-            400, f"body is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+    try:  # size and nesting are bounded before parsing, and before the signature check reads anything
+        return jsonbody.loads(body, what="body", max_bytes=settings.GITOPS_WEBHOOK_MAX_BYTES)
+    except jsonbody.JsonBodyError as error:
+        raise Refused(413 if error.too_large else 400, str(error)) from None
 
 
 def _source_ip(request: HttpRequest) -> str:

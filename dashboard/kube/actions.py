@@ -245,6 +245,20 @@ def _api_message(error: Any) -> str:
     return f"{error.status} {error.reason}".strip()
 
 
+RESERVED_PREFIX = "system:"  # Kubernetes' own users and groups: system:masters, system:serviceaccount:…
+
+
 def impersonation_for(username: str, groups: Sequence[str]) -> tuple[str, Sequence[str]] | None:
-    """The (user, groups) to impersonate, or None when ``KUBE_IMPERSONATE`` is off."""
-    return (username, list(groups)) if settings.KUBE_IMPERSONATE else None
+    """The (user, groups) to impersonate, or None when ``KUBE_IMPERSONATE`` is off.
+
+    Names come from the identity provider, which may send anything: a group ``system:masters`` would
+    act as cluster-admin and a user ``system:serviceaccount:…`` as that service account. Such groups are
+    left out and such a user is refused (``KubeError``), as the API server's OIDC prefixes would do."""
+    if not settings.KUBE_IMPERSONATE:
+        return None
+    if not username or username.startswith(RESERVED_PREFIX):
+        raise KubeError(
+            403,
+            f"refusing to act as {username!r}: names starting with {RESERVED_PREFIX!r} are Kubernetes' own",
+        )
+    return username, [group for group in groups if not group.startswith(RESERVED_PREFIX)]

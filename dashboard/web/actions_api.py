@@ -2,8 +2,10 @@
 
 Body (JSON): ``{"seen": {"podHash", "stepIndex", "resourceVersion", "status", "paused", "aborted"},
 "params": {"revision": N} | {"replicaSet": NAME}, "idempotencyKey": "…"}``; the key may also come as an
-``Idempotency-Key`` header. Session authentication with CSRF (the ``X-CSRFToken`` header), like every
-form of the site. The service audits every attempt, refusals included.
+``Idempotency-Key`` header; ``seen`` must name the facts ``plans.SEEN_REQUIRED`` lists for the action. The
+body is parsed by ``dashboard.jsonbody`` (size and depth bounded first). Session authentication with
+CSRF (the ``X-CSRFToken`` header), like every form of the site. The service audits every attempt,
+refusals included.
 
 Answers: 200 done (also when nothing needed sending, with the reason), 202 accepted but still running
 after ``ACTIONS_WAIT_SECONDS``, 400 bad request, 401 not signed in, 403 not permitted, 409 the rollout
@@ -19,7 +21,6 @@ and ``GET …/audit`` (its recent attempts), both filtered by the same permissio
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
@@ -29,6 +30,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard import jsonbody
 from dashboard.access.policy import ACTIONS, GET
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import may_read
@@ -48,6 +50,7 @@ STATUS = {
     Outcome.FAILED: 502,
 }
 POLL_SECONDS = 0.1
+BODY_MAX_BYTES = 16 * 1024  # seen, params and a key: a few hundred bytes
 
 
 def _denied_status(detail: str) -> int:
@@ -89,9 +92,10 @@ async def run_action(
         return JsonResponse({"error": "authentication required"}, status=401)
     key = f"{cluster}/{namespace}/{name}"
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        body = None
+        body = jsonbody.loads(request.body or b"{}", what="the request body", max_bytes=BODY_MAX_BYTES)
+    except jsonbody.JsonBodyError as error:
+        entry = await sync_to_async(attempt_refused)(user, action, key, str(error))
+        return _answer(entry, entry, False)
     if not isinstance(body, dict):
         entry = await sync_to_async(attempt_refused)(
             user, action, key, "the request body must be a JSON object"

@@ -4,7 +4,7 @@ Protocol (JSON text frames):
 
 - Connect to ``/ws/fleet/`` or ``/ws/rollouts/<cluster>/<namespace>/<name>/`` with the session cookie.
   Anonymous connections are refused (close code 4401) unless ``ANONYMOUS_READ_ONLY``; a rollout the user
-  may not see closes with 4403. The Origin header is checked by ``AllowedHostsOriginValidator``.
+  may not see closes with 4403. The Origin is checked before any consumer runs (``dashboard.web.origin``).
 - The client's first frame is ``{"resume": "<last stream id>"}`` or ``{}`` (sending nothing is the same
   as ``{}`` after one second).
 - The server answers with ``{"type": "snapshot", "streamId": id, ...}`` — fleet: ``rows`` (presented
@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from dashboard import jsonbody
 from dashboard.access.policy import GET
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 PING_SECONDS = 20.0
 FLEET_FRAME_SECONDS = 0.05  # a fleet page gets at most ~20 updates a second, each with all that changed
 HELLO_SECONDS = 1.0
+FRAME_MAX_BYTES = 4096  # the client only ever sends its small hello frame
 READ_BATCH = 500
 RETRY_SECONDS = 1.0
 
@@ -130,10 +132,13 @@ class _LiveConsumer(AsyncWebsocketConsumer):
             WEBSOCKET_CLIENTS.labels(consumer=type(self).__name__).dec()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        frame = text_data if text_data is not None else bytes_data
         try:
-            message = json.loads(text_data or "{}")
-        except ValueError:
-            message = {}
+            message = jsonbody.loads(frame or "{}", what="the frame", max_bytes=FRAME_MAX_BYTES)
+        except jsonbody.JsonBodyError as error:
+            # 1009 "message too big" / 1007 "invalid payload data" (RFC 6455 7.4.1); a reason is <= 123 bytes
+            await self.close(code=1009 if error.too_large else 1007, reason=str(error)[:120])
+            return
         if not isinstance(message, dict) or self.hello.done():
             return
         resume = message.get("resume")

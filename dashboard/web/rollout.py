@@ -7,12 +7,12 @@ where they are tested. Non-goal: computing the view itself (the domain does) or 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard import jsonbody
 from dashboard.domain.attention import attention
 from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.web.evidence import present_evidence
@@ -275,7 +275,7 @@ def measurement_value(raw: object) -> float | None:
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
-        value = json.loads(raw)
+        value = jsonbody.loads(raw, what="the measurement value", max_bytes=64 * 1024)
     except ValueError:
         return None
     while isinstance(value, list) and value:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.access.policy import PolicyError, parse_policy
+from dashboard.access.policy import PolicyError, Subject, group, parse_policy, parse_subject, role, user
 
 POLICY = """
 # payments release managers
@@ -18,24 +18,24 @@ g, bob, role:leads
 
 def test_it_binds_groups_to_roles_and_matches_object_globs() -> None:
     policy = parse_policy(POLICY)
-    assert policy.allows({"carol", "payments-team"}, "promote", "prod/payments/checkout")
-    assert not policy.allows({"carol", "payments-team"}, "abort", "prod/payments/checkout")
-    assert not policy.allows({"carol", "payments-team"}, "promote", "prod/shop/checkout")
+    assert policy.allows({user("carol"), group("payments-team")}, "promote", "prod/payments/checkout")
+    assert not policy.allows({user("carol"), group("payments-team")}, "abort", "prod/payments/checkout")
+    assert not policy.allows({user("carol"), group("payments-team")}, "promote", "prod/shop/checkout")
 
 
 def test_a_deny_always_wins() -> None:
-    assert not parse_policy(POLICY).allows({"payments-team"}, "promote", "prod/payments/ledger")
+    assert not parse_policy(POLICY).allows({group("payments-team")}, "promote", "prod/payments/ledger")
 
 
 def test_builtin_roles_and_role_inheritance() -> None:
     policy = parse_policy(POLICY)
-    assert policy.allows({"alice"}, "get", "any/where/at-all")
-    assert not policy.allows({"alice"}, "promote", "any/where/at-all")
-    assert policy.allows({"bob"}, "promote", "prod/payments/x")
+    assert policy.allows({user("alice")}, "get", "any/where/at-all")
+    assert not policy.allows({user("alice")}, "promote", "any/where/at-all")
+    assert policy.allows({user("bob")}, "promote", "prod/payments/x")
 
 
 def test_nothing_matching_means_no() -> None:
-    assert not parse_policy("").allows({"anyone"}, "get", "a/b/c")
+    assert not parse_policy("").allows({user("anyone")}, "get", "a/b/c")
 
 
 @pytest.mark.parametrize(
@@ -46,9 +46,40 @@ def test_nothing_matching_means_no() -> None:
         ("p, role:x, rollouts, get, */*/*, maybe", "'allow' or 'deny'"),
         ("g, team, admins", "is not a role"),
         ("x, y", "starts with 'p' or 'g'"),
+        ("p, user:, rollouts, get, */*/*, allow", "names no user"),
+        ("g, group:, role:x", "names no group"),
+        ("p, , rollouts, get, */*/*, allow", "the subject is empty"),
     ],
 )
 def test_bad_lines_are_reported_with_their_line_number(line: str, message: str) -> None:
     with pytest.raises(PolicyError, match="policy line 2: ") as caught:
         parse_policy("# first\n" + line)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "subjects"),
+    [
+        ("role:admin", (role("admin"),)),
+        ("user:alice", (user("alice"),)),
+        ("group:org:team", (group("org:team"),)),
+        ("user:role:admin", (user("role:admin"),)),
+        ("alice", (user("alice"), group("alice"))),
+        ("*", (user("*"), group("*"))),
+    ],
+)
+def test_a_subject_field_names_typed_subjects(text: str, subjects: tuple[Subject, ...]) -> None:
+    assert parse_subject(text) == subjects
+
+
+def test_a_user_named_like_a_role_is_not_that_role() -> None:
+    policy = parse_policy("g, user:role:admin, role:viewer")
+    assert not policy.allows({user("role:admin")}, "promote", "a/b/c")
+    assert policy.allows({user("role:admin")}, "get", "a/b/c")
+    assert policy.allows({role("admin")}, "unwedge", "a/b/c")
+
+
+def test_a_quoted_name_with_a_comma_is_one_subject() -> None:
+    policy = parse_policy('g, "ops, eu", role:operator')
+    assert policy.allows({group("ops, eu")}, "promote", "a/b/c")
+    assert not policy.allows({group("ops")}, "get", "a/b/c")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,11 +18,23 @@ GATE = "/api/v1/flagger/gates/prod/{}/"
 ACT = "/api/v1/canaries/prod/test/podinfo/actions/{}"
 
 
+_token: list[str] = []  # the gate token of the test running now
+
+
+@pytest.fixture(autouse=True)
+def gate_token() -> Iterator[str]:
+    _token[:] = [services.issue_token("prod", namespace="test")[1]]
+    yield _token[0]
+    _token.clear()
+
+
 def _flagger(
     client: Client, gate: str, checksum: str, phase: str = "Progressing", **extra: Any
 ) -> tuple[int, str]:
-    """The request Flagger's CallWebhook sends (pkg/controller/webhook.go)."""
+    """The request Flagger's CallWebhook sends (pkg/controller/webhook.go), with the hook's gate token."""
+    metadata = {**extra.pop("metadata", {}), "token": _token[0]}
     body = {"name": "podinfo", "namespace": "test", "phase": phase, "checksum": checksum, **extra}
+    body["metadata"] = metadata
     response = client.post(GATE.format(gate), data=json.dumps(body), content_type="application/json")
     return response.status_code, response.content.decode()
 

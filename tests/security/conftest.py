@@ -9,6 +9,9 @@ from django.test import override_settings
 from dashboard.live.bus import LiveBus, get_bus
 from dashboard.web import data
 
+# The action tests' in-process kubesim (cluster "sim") and inline Celery, for the stale-click tests.
+from tests.actions.conftest import eager, sim  # noqa: F401
+
 # The browser tests' server, Chromium and signed-in page, for the markup-in-the-browser tests.
 from tests.browser.conftest import browser, page, server  # noqa: F401
 from tests.web import samples

@@ -151,7 +151,7 @@ def test_bad_requests_are_refused_clearly_and_audited(live_bus: Any) -> None:
     response = client.post(
         f"/api/v1/rollouts/{SHOP}/actions/promote", "not json", content_type="application/json"
     )
-    assert response.status_code == 400 and "JSON object" in response.json()["detail"]
+    assert response.status_code == 400 and "is not valid JSON" in response.json()["detail"]
     assert _post(client, SHOP, "promote", {"seen": "nothing"}).json()["detail"].startswith("say what you saw")
     assert _post(client, SHOP, "explode").status_code == 400
     assert AuditEntry.objects.filter(outcome=Outcome.DENIED).count() == 3

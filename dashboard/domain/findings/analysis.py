@@ -15,13 +15,13 @@ Non-goals: evaluating conditions, querying the provider (the caller brings the P
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ...jsonbody import loads as bounded_json_loads
 from ..objects import as_int, as_str, dig, dig_map, dig_str, maps, parse_time, rfc3339, str_map
 from .base import CRITICAL, HASH_LABEL, WARNING, Context, Finding
 
@@ -261,7 +261,7 @@ def _number(value: Any) -> float | None:
     if not isinstance(value, str):
         return None
     try:
-        parsed = json.loads(value)
+        parsed = bounded_json_loads(value, what="the measurement value", max_bytes=64 * 1024)
     except ValueError:
         return None
     while isinstance(parsed, list) and parsed:
