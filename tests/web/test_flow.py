@@ -170,7 +170,7 @@ def test_with_metrics_down_the_analysis_and_metrics_nodes_are_flagged_at_the_fir
     from tests.web.scenario_views import scenario_view
 
     result = run("metrics-provider-down", 15)
-    view = scenario_view(result, "shop", "catalog")
+    view = scenario_view(result, "catalog", "catalog")
     run_view = view["revisions"][0]["analysisRuns"][0]
     assert run_view["status"] == "Running"  # the run itself has not given up yet
     nodes = {n["id"]: n for n in build_flow(view, result.now())["nodes"]}
