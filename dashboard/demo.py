@@ -43,6 +43,7 @@ ROLE_USERS = (
     ("operator", "operator", "sees every rollout; promote, abort, retry, pause, resume, restart, undo"),
     ("admin", "admin", "everything, including unwedge"),
 )
+DEMO_GATE_LABEL = "demo (make demo)"
 # Months: the simulated cluster stays failed until the demo stops.
 FAILED_FOR_SECONDS = 90 * 24 * 3600.0
 
@@ -197,6 +198,21 @@ def stop_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def wire_flagger_gates(options: DemoOptions) -> None:
+    """Point the simulated Flagger's gates at this demo's own gate endpoint with a fresh gate token (the
+    endpoint refuses calls without one); the previous demo run's token is withdrawn."""
+    import os
+
+    from dashboard.flagger_gates.models import GateToken
+    from dashboard.flagger_gates.services import issue_token
+    from kubesim.flagger import GATE_TOKEN_ENV, GATE_URL_ENV
+
+    GateToken.objects.filter(cluster=CLUSTER, label=DEMO_GATE_LABEL).delete()
+    _, token = issue_token(CLUSTER, label=DEMO_GATE_LABEL)
+    os.environ[GATE_URL_ENV] = f"http://{options.host}:{options.port}/api/v1/flagger/gates/{CLUSTER}/"
+    os.environ[GATE_TOKEN_ENV] = token
 
 
 def demo_login() -> tuple[str, str]:

@@ -51,6 +51,8 @@ MANAGER = "flagger"
 USER_MANAGER = "kubectl-client-side-apply"
 GATE_URL_ENV = "KUBESIM_FLAGGER_GATE_URL"
 DEFAULT_GATE_URL = "http://127.0.0.1:8000/api/v1/flagger/gates/demo/"
+# The dashboard's gate token (``dashboard.flagger_gates``), sent as the hook's metadata like a user would.
+GATE_TOKEN_ENV = "KUBESIM_FLAGGER_GATE_TOKEN"
 HOOK_TIMEOUT_CAP = 2.0  # seconds; one slow hook must not stall the whole simulated cluster
 
 # MakeStatusConditions: (status, message) of the Promoted condition per phase.
@@ -150,8 +152,9 @@ def parse_canaries(items: Any, fail: Callable[[str, str], Exception], ready: flo
     return defs
 
 
-def canary_manifest(defn: CanaryDef, gate_url: str) -> Obj:
-    """The Canary object a user would apply for ``defn``."""
+def canary_manifest(defn: CanaryDef, gate_url: str, gate_token: str = "") -> Obj:
+    """The Canary object a user would apply for ``defn``: gates without a URL point at the dashboard's,
+    with its token in the hook's metadata."""
     analysis = json.loads(json.dumps(defn.analysis))
     for hook in analysis.get("webhooks") or []:
         if not hook.get("url") and hook.get("type") in (
@@ -161,6 +164,8 @@ def canary_manifest(defn: CanaryDef, gate_url: str) -> Obj:
             "rollback",
         ):
             hook["url"] = f"{gate_url.rstrip('/')}/{hook['type']}/"
+            if gate_token:
+                hook["metadata"] = {**(hook.get("metadata") or {}), "token": gate_token}
     spec: Obj = {
         "provider": "gatewayapi:v1",
         "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": defn.name},
@@ -259,6 +264,7 @@ class FlaggerController:
         *,
         webhook: WebhookCaller | None = None,
         gate_url: str | None = None,
+        gate_token: str | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -266,6 +272,7 @@ class FlaggerController:
         self.provider = provider
         self.webhook = webhook or http_webhook
         self.gate_url = gate_url or os.environ.get(GATE_URL_ENV) or DEFAULT_GATE_URL
+        self.gate_token = gate_token or os.environ.get(GATE_TOKEN_ENV) or ""
         self.loadtester = LoadTester()
         self.defs: dict[Key, CanaryDef] = {}
         self._due: dict[Key, datetime] = {}
@@ -284,7 +291,8 @@ class FlaggerController:
             key = (defn.namespace, defn.name)
             self.defs[key] = defn
             self.store.create(DEPLOYMENTS, deployment_manifest(defn), manager=USER_MANAGER)
-            self.store.create(CANARIES, canary_manifest(defn, self.gate_url), manager=USER_MANAGER)
+            manifest = canary_manifest(defn, self.gate_url, self.gate_token)
+            self.store.create(CANARIES, manifest, manager=USER_MANAGER)
             for index, change in enumerate(defn.changes):
                 self.enqueue("canary-change", (defn.namespace, f"{defn.name}#{index}"), change.at)
 

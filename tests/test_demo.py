@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -168,3 +169,35 @@ def _open_pages(port: int, received: list[str]) -> threading.Thread:
     thread = threading.Thread(target=lambda: asyncio.run(hold()), daemon=True)
     thread.start()
     return thread
+
+
+@pytest.mark.django_db
+def test_the_demos_flagger_gates_carry_a_token_the_gate_endpoint_accepts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dashboard.demo import DemoOptions, wire_flagger_gates
+    from dashboard.flagger_gates.models import GateCall
+    from kubesim.flagger import GATE_TOKEN_ENV, GATE_URL_ENV, canary_manifest
+    from kubesim.scenarios import load_scenarios
+
+    for name in (GATE_URL_ENV, GATE_TOKEN_ENV):
+        monkeypatch.setenv(name, "")  # restored afterwards, whatever wire_flagger_gates sets
+    wire_flagger_gates(DemoOptions(port=8123))
+    wire_flagger_gates(DemoOptions(port=8123))  # a second run withdraws the first run's token
+    gated = [
+        (defn, hook)
+        for scenario in load_scenarios(builtin_names())
+        for defn in scenario.canaries
+        for hook in canary_manifest(defn, os.environ[GATE_URL_ENV], os.environ[GATE_TOKEN_ENV])["spec"][
+            "analysis"
+        ].get("webhooks", [])
+        if hook["url"].startswith("http://127.0.0.1:8123/api/v1/flagger/gates/demo/")
+    ]
+    assert gated, "no built-in Canary waits at the dashboard's gates"
+    for defn, hook in gated:
+        payload = {"name": defn.name, "namespace": defn.namespace, "phase": "Progressing", "checksum": "c1"}
+        body = json.dumps({**payload, "metadata": hook["metadata"]})
+        path = hook["url"].removeprefix("http://127.0.0.1:8123")
+        response = Client().post(path, data=body, content_type="application/json")
+        assert response.status_code in (200, 403), (hook["type"], response.content)  # open or closed, not 401
+    assert GateCall.objects.count() == len(gated)

@@ -23,6 +23,7 @@ from dashboard.demo import (
     role_logins,
     serve,
     stop_on_sigterm,
+    wire_flagger_gates,
 )
 
 
@@ -83,6 +84,7 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0, interactive=False)
         username, password = demo_login()
         others = role_logins()
+        wire_flagger_gates(demo)
         from django.conf import settings
 
         settings.DEMO_LEGEND = demo_legend(demo.scenarios)  # the fleet page's legend (demo mode only)
