@@ -62,14 +62,15 @@
     fill(document.getElementById("action-danger"), danger.map(function (b) { return control(b, "btn danger", b.params || {}, "bar"); }));
     document.getElementById("action-danger").hidden = !danger.length;
     // The fix buttons inside the finding cards (drawn by rollout.js) follow the same rules.
-    Array.prototype.forEach.call(document.querySelectorAll("#findings [data-fix]"), function (node) {
+    Array.prototype.forEach.call(document.querySelectorAll("#findings [data-fix]"), function (node, i) {
       var b = byName(node.getAttribute("data-fix"));
       var reason = !b ? "This action is not available here." : busy ? "Another action is being sent." : allowed(b) ? "" : why(b);
       node.setAttribute("aria-disabled", reason ? "true" : "false");
       node.classList.toggle("is-disabled", !!reason);
       if (reason) node.setAttribute("title", reason); else node.removeAttribute("title");
       var note = node.parentNode.querySelector("[data-fix-reason]");
-      if (note) { note.textContent = reason; note.hidden = !reason; }
+      if (note) { note.id = "why-fix-" + i; note.textContent = reason; note.hidden = !reason; }
+      if (reason && note) node.setAttribute("aria-describedby", note.id); else node.removeAttribute("aria-describedby");
     });
   }
 

@@ -281,13 +281,16 @@
     return parts;
   }
 
-  function canaryMeta(h) {
+  function canaryMeta(h, notes) {
     function item(label, value, field) { return el("span", null, label + " ", el("b", { "data-field": field || null, text: value })); }
     var out = [item("Strategy", h.flaggerStrategy + (h.provider ? " · " + h.provider : ""))];
     if (h.progress) out.push(item("Progress", h.progress, "step"));
     out.push(item("Weight", pct(h.setWeight) + " in status", "setWeight"));
     out.push(item("Routed", pct(h.actualWeight) + (h.weightSource ? " (" + h.weightSource + ")" : ""), "actualWeight"));
-    out.push(item("Failed checks", h.failedChecksText || (h.failedChecks + " / " + h.threshold), "failedChecks"));
+    // Where the server found the status field misleading, show what is true (and what the field says).
+    var corrected = notes.filter(function (n) { return n.field === "status.failedChecks"; })[0];
+    out.push(item("Failed checks", h.failedChecksText || (corrected ? corrected.truth + " / " + h.threshold + " (status says " + corrected.says + ")"
+      : h.failedChecks + " / " + h.threshold), "failedChecks"));
     if (h.canaryImage) out.push(item("Image", h.canaryImage));
     if (h.stableImage) out.push(item("Primary", h.stableImage));
     if (h.phaseSince) out.push(item("Phase since", h.phaseSince));
@@ -344,7 +347,7 @@
   function renderCanary(page) {
     var h = page.header;
     fill(document.getElementById("badges"), canaryBadges(h));
-    fill(document.getElementById("meta"), canaryMeta(h));
+    fill(document.getElementById("meta"), canaryMeta(h, page.notes || []));
     document.getElementById("flow-sub").textContent = h.cluster + " / " + h.namespace + (h.progress ? " · " + h.progress : "");
     Flow.draw(document.getElementById("flow"), page.flow);
     fill(document.getElementById("findings-count"),
