@@ -162,7 +162,7 @@
           el("span", { "class": "hint", text: open ? "· click to collapse" : "· collapsed, click to show" }))
       : label;
     if (collapsible) head.addEventListener("click", function () { expanded.healthy = !open; syncUrl(); scheduleRender(); });
-    return el("tr", { "class": "group", "aria-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head));
+    return el("tr", { "class": "group", "data-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head));
   }
 
   function render() {

@@ -161,7 +161,7 @@
             el("span", { "class": "mono", text: rs.hash }), el("span", { "class": "muted", text: rs.available + " / " + rs.replicas + " available" }),
             rs.scaleDownEndsAt ? el("span", { "class": "muted", "data-countdown": rs.scaleDownEndsAt, text: "scale-down " + UI.countdown(rs.scaleDownEndsAt) })
               : rs.scaleDownDelay ? el("span", { "class": "muted", text: "delay " + rs.scaleDownDelay }) : null,
-            el("span", { "class": "pods", "aria-label": rs.pods.length + " pods" }, rs.pods.map(function (p) {
+            el("span", { "class": "pods", role: "img", "aria-label": rs.pods.length + " pods" }, rs.pods.map(function (p) {
               return el("span", { "class": "pod " + p.icon, title: p.name + " · " + p.status + " · ready " + p.ready });
             })));
         }),
