@@ -6,8 +6,8 @@ would send for the same objects (cmd/*/*.go; see notes §5), or raises ``Refused
 (pod hash, step index, pause and abort state) against the object just fetched from Kubernetes.
 
 ``unwedge`` is ours: scale an orphaned ReplicaSet to 0 — one the rollout owns (controller reference)
-that is neither stable, the current (canary) one, active nor preview — exactly the
-``kubectl scale rs NAME --replicas=0`` of the runbook.
+whose role by ``dashboard.domain.rs_roles`` (the rule the diagram and the finding use) is ``orphaned`` —
+exactly the ``kubectl scale rs NAME --replicas=0`` of the runbook.
 
 Non-goals: sending (``dashboard.kube.actions``), permissions and audit (``dashboard.actions.service``).
 """
@@ -17,11 +17,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from dashboard.domain.objects import as_bool, as_int, dig_list, dig_map, dig_str, maps, opt_int, rfc3339
 from dashboard.domain.phase import rollout_phase
+from dashboard.domain.rs_roles import ORPHANED, ROLE_WORDS, replica_set_role
 
 HASH_LABEL = "rollouts-pod-template-hash"
 REVISION_ANNOTATION = "rollout.argoproj.io/revision"
@@ -114,6 +115,9 @@ def plan(
 ) -> Plan:
     params = params or {}
     name = dig_str(rollout, "metadata", "name")
+    refusal = state_refusal(action, rollout)
+    if refusal:
+        raise Refused(refusal)
     if action == "promote":
         return promote(rollout)
     if action == "promote-full":
@@ -136,8 +140,36 @@ def plan(
     if action == "undo":
         return undo(rollout, replica_sets, _revision_param(params.get("revision")))
     if action == "unwedge":
-        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""))
+        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""), now)
     raise Refused(f"unknown action {action!r}")
+
+
+# The rollout states each action is for (the upstream dashboard's enablement: promote and abort while
+# Progressing or Paused, retry only after an abort), enforced here so the page and the service agree.
+_MOVING = ("Progressing", "Paused")
+
+
+def state_refusal(action: str, rollout: Mapping[str, Any]) -> str | None:
+    """Why ``action`` does not apply to the rollout in its current state, in a release manager's words."""
+    phase, _ = rollout_phase(rollout)
+    status, spec = dig_map(rollout, "status"), dig_map(rollout, "spec")
+    aborted = as_bool(status.get("abort"))
+    promoted = bool(status.get("currentPodHash")) and status.get("currentPodHash") == status.get("stableRS")
+    if action in ("promote", "promote-full", "skip-current-step", "abort"):
+        if aborted:
+            verb = "abort" if action == "abort" else "promote"
+            return f"the update was aborted; nothing to {verb} (retry it, or roll out a new revision)"
+        if promoted and phase == "Healthy":
+            return "the rollout is fully promoted and healthy; there is no update to act on"
+        if phase not in _MOVING:
+            return f"the rollout is {phase}; this only applies while an update is progressing or paused"
+    if action == "retry" and not aborted:
+        return "only an aborted update can be retried, and this one was not aborted"
+    if action == "pause" and as_bool(spec.get("paused")):
+        return "the rollout is already paused"
+    if action == "resume" and not (maps(status.get("pauseConditions")) or as_bool(spec.get("paused"))):
+        return "the rollout is not paused"
+    return None
 
 
 def _status(name: str, body: Mapping[str, Any]) -> Request:
@@ -308,35 +340,33 @@ def _derivative(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def unwedge_refusal(rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str) -> str | None:
-    """Why ``rs`` may not be scaled to 0 by unwedge, or None when it is an orphan."""
+def unwedge_refusal(
+    rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str, now: datetime | None = None
+) -> str | None:
+    """Why ``rs`` may not be scaled to 0 by unwedge, or None when its role (``rs_roles``) is orphaned."""
     if rs is None:
         return f"ReplicaSet {name!r} does not exist"
     if not owned(rollout, [rs]):
         return f"ReplicaSet {name!r} is not controlled by rollout {dig_str(rollout, 'metadata', 'name')!r}"
-    status = dig_map(rollout, "status")
-    hash_ = str(dig_map(rs, "metadata", "labels").get(HASH_LABEL) or "")
-    roles = {
-        "stable": status.get("stableRS"),
-        "the current canary": status.get("currentPodHash"),
-        "active": dig_str(status, "blueGreen", "activeSelector"),
-        "preview": dig_str(status, "blueGreen", "previewSelector"),
-    }
-    for role, value in roles.items():
-        if hash_ and value == hash_:
-            return f"ReplicaSet {name!r} is {role}; unwedge only scales down an orphaned ReplicaSet"
-    if not hash_:
-        return f"ReplicaSet {name!r} has no {HASH_LABEL} label, so its role cannot be told"
-    if as_int(dig_map(rs, "spec").get("replicas")) == 0:
-        return f"ReplicaSet {name!r} is already scaled to 0"
-    return None
+    role = replica_set_role(rollout, rs, now or datetime.now(UTC))
+    if role.role == ORPHANED:
+        return None
+    return (
+        f"ReplicaSet {name!r} is {ROLE_WORDS.get(role.role, role.role)}; "
+        "unwedge only scales down an orphaned ReplicaSet"
+    )
 
 
-def unwedge(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], rs_name: str) -> Plan:
+def unwedge(
+    rollout: Mapping[str, Any],
+    replica_sets: Sequence[Mapping[str, Any]],
+    rs_name: str,
+    now: datetime | None = None,
+) -> Plan:
     if not rs_name:
         raise Refused("name the ReplicaSet to scale down (replicaSet)")
     rs = next((r for r in replica_sets if dig_str(r, "metadata", "name") == rs_name), None)
-    reason = unwedge_refusal(rollout, rs, rs_name)
+    reason = unwedge_refusal(rollout, rs, rs_name, now)
     if reason:
         raise Refused(reason)
     summary = (
@@ -346,10 +376,12 @@ def unwedge(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]
     return Plan((Request("scale", rs_name, {"spec": {"replicas": 0}}),), summary=summary)
 
 
-def orphans(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]]) -> list[str]:
+def orphans(
+    rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], now: datetime | None = None
+) -> list[str]:
     """Names of the owned ReplicaSets that unwedge would accept (running pods, no role)."""
     return [
         dig_str(rs, "metadata", "name")
         for rs in owned(rollout, replica_sets)
-        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name")) is None
+        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name"), now) is None
     ]

@@ -12,8 +12,8 @@ shows what the status says, what is true, and where the truth came from.
 plus Argo CD's generic rule for objects pending deletion). ``parse_flagger_metrics`` reads Flagger's
 ``/metrics`` exposition. All pure; nothing here raises on malformed objects.
 
-Non-goals: findings (the diagnostics package owns them), I/O, the hash Flagger computes for
-``lastAppliedSpec`` (spew + fnv over Go structs — not reproducible here).
+Non-goals: deciding findings (``findings.flagger`` does; the view carries them), I/O, the hash Flagger
+computes for ``lastAppliedSpec`` (spew + fnv over Go structs — not reproducible here).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -751,7 +751,7 @@ def canary_view(
     if parsed_events and parsed_events[-1].last and (updated is None or parsed_events[-1].last > updated):
         updated = parsed_events[-1].last
     created = parse_time(meta.get("creationTimestamp"))
-    return CanaryView(
+    view = CanaryView(
         cluster=cluster,
         namespace=namespace,
         name=name,
@@ -796,6 +796,9 @@ def canary_view(
         age=age(created, now),
         updated_at=updated,
     )
+    from .findings.flagger import canary_findings  # here: the findings package imports this module's peers
+
+    return replace(view, findings=tuple(f.to_dict() for f in canary_findings(view, now)))
 
 
 def _workloads(related: Sequence[Mapping[str, Any]], kind: str, target: str) -> tuple[Workload, ...]:

@@ -28,6 +28,7 @@ from .objects import (
     str_map,
 )
 from .pods import PodView, pod_view
+from .rs_roles import replica_set_role
 from .status_icons import replica_set_icon
 
 POD_TEMPLATE_HASH = "rollouts-pod-template-hash"
@@ -62,6 +63,8 @@ class ReplicaSetView:
     created_at: datetime | None
     age: str
     pods: tuple[PodView, ...]
+    role: str = ""  # rs_roles.ROLES; "" for an Experiment's ReplicaSets
+    scale_down_ends_at: datetime | None = None
 
     @property
     def tags(self) -> list[str]:
@@ -114,6 +117,8 @@ class ReplicaSetView:
             "createdAt": rfc3339(self.created_at),
             "age": self.age,
             "pods": [pod.to_dict() for pod in self.pods],
+            "role": self.role or None,
+            "scaleDownEndsAt": rfc3339(self.scale_down_ends_at),
         }
 
 
@@ -211,6 +216,7 @@ def replica_set_views(
         created = parse_time(meta.get("creationTimestamp"))
         health = replica_set_health(rs)
         template_spec = dig_map(rs, "spec", "template", "spec")
+        role = replica_set_role(rollout, rs, now) if rollout is not None else None
         views.append(
             ReplicaSetView(
                 name=as_str(meta.get("name")),
@@ -237,6 +243,8 @@ def replica_set_views(
                 created_at=created,
                 age=age(created, now),
                 pods=(),
+                role=role.role if role else "",
+                scale_down_ends_at=role.scale_down_ends_at if role else None,
             )
         )
     # Upstream means to sort by revision, then creation time, then name, but discards the time

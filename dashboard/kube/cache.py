@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from dashboard.actions.availability import action_availability
 from dashboard.domain import build_rollout_view
 from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time
@@ -212,8 +213,9 @@ class RolloutInputs:
     applications: list[Obj] = field(default_factory=list)
 
     def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
-        """The rollout's view document from these inputs (the domain model; never raises by contract)."""
-        return build_rollout_view(
+        """The rollout's view document from these inputs (the domain model; never raises by contract),
+        with which actions apply now (``availableActions``: the rules the action service enforces)."""
+        view = build_rollout_view(
             self.rollout,
             replicasets=self.replicasets,
             pods=self.pods,
@@ -222,6 +224,8 @@ class RolloutInputs:
             now=now,
             cluster=cluster,
         ).to_dict()
+        view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
+        return view
 
 
 @dataclass

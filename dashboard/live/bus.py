@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from dashboard.domain.attention import attention
 from dashboard.live.messages import stream_advanced, stream_group
 from dashboard.observability.metrics import PUBLISH_LATENCY, timed_async
 
@@ -104,6 +105,8 @@ def fleet_row(view: Mapping[str, Any]) -> dict[str, Any]:
         # What the sync engine says, shown beside what the rollout says (the managing Application's words).
         "gitopsHealth": (view.get("gitops") or {}).get("health"),
         "gitopsSync": (view.get("gitops") or {}).get("sync"),
+        # attention, reason (the most severe open finding's title), reasonCode: the one classification.
+        **attention(view),
     }
     return row
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from dashboard.domain.status_icons import with_tones
 from dashboard.web.fleet import reason_text, rollout_path, status_icon
 from dashboard.web.flow import TOP, _edge, _node, _traffic_width
 from dashboard.web.rollout import findings, timeline
@@ -120,7 +121,7 @@ def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "actualWeight": view.get("actualWeight"),
         "maxWeight": view.get("maxWeight"),
         "weightSource": str(view.get("weightSource") or ""),
-        "failedChecks": view.get("failedChecks") or 0,
+        "failedChecks": failed_checks(view),
         "threshold": view.get("threshold") or 1,
         "interval": str(view.get("interval") or ""),
         "suspended": bool(view.get("suspended")),
@@ -186,6 +187,16 @@ def gates(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def failed_checks(view: Mapping[str, Any]) -> int:
+    """The failed checks as they were: a Failed canary's status was reset by the rollback (see its note)."""
+    for note in view.get("notes") or ():
+        if isinstance(note, Mapping) and note.get("field") == "status.failedChecks":
+            value = note.get("value")
+            if isinstance(value, int):
+                return value
+    return int(view.get("failedChecks") or 0)
+
+
 def checks(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         {
@@ -247,7 +258,7 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
         nodes["target"]["lines"].append({"text": "config-only change (trackedConfigs)", "cls": "muted"})
 
     found = checks(view)
-    failed, threshold = int(view.get("failedChecks") or 0), int(view.get("threshold") or 1)
+    failed, threshold = failed_checks(view), int(view.get("threshold") or 1)
     analysis = _node(
         "analysis", "Analysis", 300, 0, 280, 78, f"{len(found)} checks · every {view.get('interval') or '?'}",
         observed=bool(found),
@@ -367,7 +378,7 @@ def present_canary(
     view: Mapping[str, Any], now: datetime, recorded: Sequence[Mapping[str, Any]] = ()
 ) -> dict[str, Any]:
     """The rollout page's document for a Flagger Canary (``kind: "canary"``)."""
-    return {
+    document = {
         "kind": "canary",
         "key": f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}",
         "header": header(view, now),
@@ -380,3 +391,5 @@ def present_canary(
         "timeline": timeline(recorded),
         "updatedAt": view.get("updatedAt") or "",
     }
+    with_tones(document)  # every icon's colour from the one map (dashboard.domain.status_icons)
+    return document

@@ -222,8 +222,14 @@ def release_detail_sync(key: str, pod_hash: str) -> dict[str, Any] | None:
     )
     rows = TimelineEvent.objects.filter(release__in=window).select_related("release").order_by("at", "id")
     events: list[dict[str, Any]] = [
-        {"kind": e.kind, "at": e.at.isoformat(), "title": e.title, "podHash": e.release.pod_hash,
-         "data": e.data, "key": key}
+        {
+            "kind": e.kind,
+            "at": e.at.isoformat(),
+            "title": e.title,
+            "podHash": e.release.pod_hash,
+            "data": e.data,
+            "key": key,
+        }
         for e in rows[:5000]
     ]
     actions = _audit_actions_sync(key, opened, release.ended_at)
@@ -407,3 +413,41 @@ async def gather_rollout(key: str) -> tuple[str, dict[str, Any] | None]:
     live = bus()
     stream_id = await live.last_id()  # first, as in gather_fleet
     return stream_id, await live.snapshot(key)
+
+
+def _role_names(user: Any) -> list[str]:
+    """The roles ``user`` holds (stored grants, the default role): named when a button is denied."""
+    from django.conf import settings
+    from django.db.models import Q
+
+    from dashboard.access.models import Grant
+
+    names = {str(getattr(settings, "RBAC_DEFAULT_ROLE", "") or "")} - {""}
+    if getattr(user, "pk", None) is not None:
+        groups = list(user.groups.values_list("name", flat=True))
+        grants = Grant.objects.filter(Q(user=user) | Q(group__in=groups), deny=False)
+        names |= set(grants.values_list("role__name", flat=True))
+    return sorted(names)
+
+
+def action_permissions_sync(user: Any, key: str) -> dict[str, dict[str, Any]]:
+    """Per action: may ``user`` run it on ``key`` (``allowed``) and, when not, why (``deniedReason``).
+
+    The page adds these to the buttons of the rollout document (``rollout.with_permissions``): a user who
+    may not act sees the button disabled with the reason, never a button that fails.
+    """
+    from dashboard.access.policy import ACTIONS
+    from dashboard.access.rbac import access_for
+
+    if not getattr(user, "is_authenticated", False):
+        return {a: {"allowed": False, "deniedReason": "sign in to act on rollouts"} for a in ACTIONS}
+    allowed = set(access_for(user).actions_on(key, ACTIONS))
+    roles = _role_names(user)
+    who = f"your role {', '.join(roles)}" if roles else "you (no role on this rollout)"
+    return {
+        action: {
+            "allowed": action in allowed,
+            "deniedReason": "" if action in allowed else f"{who} may not {action}",
+        }
+        for action in ACTIONS
+    }

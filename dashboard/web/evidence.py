@@ -132,7 +132,18 @@ def sync_items(syncs: object) -> list[dict[str, str]]:
         revisions = [str(r)[:7] for r in sync.get("revisions") or [] if r]
         changes = [text for flag, text in _SYNC_CHANGES if sync.get(flag)]
         what = ", ".join(changes) or "same commit and values"
-        parts = [f"render {len(items) + 1}", ", ".join(revisions) or "?", clock(sync.get("deployedAt")), what]
+        if sync.get("commit"):  # the domain's attribution: the commit this render belongs to (one story)
+            commit = str(sync["commit"])[:7]
+            synced = f"git at {', '.join(revisions)}" if revisions and revisions != [commit] else ""
+            what = " · ".join(p for p in (str(sync.get("reason") or what), synced) if p)
+            parts = [f"render {len(items) + 1} of {commit}", clock(sync.get("deployedAt")), what]
+        else:
+            parts = [
+                f"render {len(items) + 1}",
+                ", ".join(revisions) or "?",
+                clock(sync.get("deployedAt")),
+                what,
+            ]
         items.append(
             {
                 "text": " · ".join(p for p in parts if p),
@@ -160,13 +171,17 @@ def _rerender_tiles(ev: Mapping[str, Any]) -> list[dict[str, str]]:
     tiles = []
     syncs = ev.get("syncs")
     syncs = syncs if isinstance(syncs, list) else []
-    commits = {str(r)[:7] for s in syncs if isinstance(s, Mapping) for r in s.get("revisions") or [] if r}
+    if ev.get("commit"):  # both renders attributed to one commit, as the diagram's sync node counts them
+        commits = {str(ev["commit"])[:7]}
+    else:
+        commits = {str(r)[:7] for s in syncs if isinstance(s, Mapping) for r in s.get("revisions") or [] if r}
+    count = ev.get("rendersOfCommit") if isinstance(ev.get("rendersOfCommit"), int) else 2
     gap = _gap(ev.get("previousRenderAt"), ev.get("rerenderAt"))
     if gap or commits:
         tiles.append(
             _tile(
                 f"Renders of {next(iter(commits))}" if len(commits) == 1 else "Renders",
-                "2 ×" + (f" · {gap} apart" if gap else ""),
+                f"{count} ×" + (f" · {gap} apart" if gap else ""),
                 " → ".join(t for t in (clock(ev.get("previousRenderAt")), clock(ev.get("rerenderAt"))) if t),
             )
         )

@@ -12,20 +12,21 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from dashboard.domain import attention as attention_rules
+from dashboard.domain.status_icons import page_icon, page_tone
 from dashboard.web.timefmt import age_since, parse_time
 
-# Order of the groups on the page and in the "needs attention first" sort.
+# Order of the groups on the page and in the "needs attention first" sort: the domain's attention levels.
 GROUPS: tuple[tuple[str, str, str], ...] = (
-    ("attention", "Needs attention", "problems the controller status does not show"),
-    ("degraded", "Degraded", "rollout failed or aborted"),
-    ("waiting", "Waiting for promotion", "a person needs to promote"),
+    ("critical", "Critical", "failed, aborted or an open critical finding"),
+    ("attention", "Needs attention", "a warning finding or a pause nobody planned"),
+    ("waiting", "Waiting for promotion", "a person needs to promote or approve"),
     ("progressing", "Progressing", "moving through steps"),
     ("healthy", "Healthy", "fully promoted"),
 )
 _GROUP_RANK = {name: rank for rank, (name, _, _) in enumerate(GROUPS)}
 
-# Pauses that are the design working (a step or a blue-green gate), as opposed to manual or inconclusive.
-PROMOTION_PAUSES = frozenset({"CanaryPauseStep", "BlueGreenPause"})
+PROMOTION_PAUSES = attention_rules.PROMOTION_PAUSES
 
 STATUS_ICONS = {
     "Healthy": "healthy",
@@ -50,44 +51,39 @@ ARGOCD_HEALTH_ICONS = {
 
 
 def status_icon(status: object) -> str:
-    return STATUS_ICONS.get(str(status), "unknown")
+    return page_icon("rollout", status)
+
+
+def _as_view(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary row from before attention travelled with it: its severity counts as findings."""
+    counts = row.get("findings") if isinstance(row.get("findings"), Mapping) else {}
+    findings = [
+        {"severity": sev}
+        for sev in ("critical", "warning", "info")
+        for _ in range(int((counts or {}).get(sev) or 0))
+    ]
+    return {**row, "findings": findings}
+
+
+def attention_of(row: Mapping[str, Any]) -> dict[str, str]:
+    """The row's attention, reason and reasonCode (``dashboard.domain.attention``, the one rule)."""
+    if row.get("attention") in _GROUP_RANK:
+        return {
+            "attention": str(row["attention"]),
+            "reason": str(row.get("reason") or ""),
+            "reasonCode": str(row.get("reasonCode") or ""),
+        }
+    return attention_rules.attention(_as_view(row))
 
 
 def attention_group(row: Mapping[str, Any]) -> str:
-    """Which group a rollout belongs to; Degraded wins, then any critical/warning finding."""
-    status = row.get("status")
-    findings = row.get("findings") or {}
-    if status == "Degraded":
-        return "degraded"
-    if findings.get("critical") or findings.get("warning"):
-        return "attention"
-    if status == "Paused":
-        reason = str(row.get("message") or "").split(":", 1)[0]
-        return "waiting" if reason in PROMOTION_PAUSES or not reason else "attention"
-    if status == "Progressing":
-        return "progressing"
-    if status == "Healthy":
-        return "healthy"
-    return "attention"
+    """Which group a rollout belongs to: its attention level."""
+    return attention_of(row)["attention"]
 
 
 def reason_text(row: Mapping[str, Any]) -> str:
     """The status reason in words (the controller's message, made readable where it is a code)."""
-    status = row.get("status")
-    message = str(row.get("message") or "")
-    if message == "CanaryPauseStep":
-        return "paused at a pause step"
-    if message == "BlueGreenPause":
-        return "preview ready, not switched"
-    if message == "InconclusiveAnalysisRun":
-        return "analysis inconclusive"
-    if message.startswith("RolloutAborted"):
-        return "aborted · stable serving"
-    if status == "Paused" and message in ("", "manually paused"):
-        return "manual pause"
-    if status == "Healthy":
-        return ""
-    return message
+    return attention_rules.status_reason(row)
 
 
 def rollout_path(cluster: str, namespace: str, name: str) -> str:
@@ -108,7 +104,8 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     step_index, step_count = _split_step(step)
     labels = row.get("labels") or {}
     started = parse_time(row.get("releaseStartedAt"))
-    group = attention_group(row)
+    judged = attention_of(row)
+    group = judged["attention"]
     controller = str(row.get("controller") or DEFAULT_CONTROLLER)
     health = str(row.get("gitopsHealth") or "")
     return {
@@ -123,9 +120,13 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         # "What the sync engine says" beside the rollout's own status; "" when no Application manages it.
         "gitops": f"{health} · {row.get('gitopsSync')}" if health and row.get("gitopsSync") else health,
         "gitopsIcon": ARGOCD_HEALTH_ICONS.get(health, "unknown") if health else "",
+        "gitopsTone": page_tone("argocd", health) if health else "",
         "status": row.get("status") or "Unknown",
         "icon": status_icon(row.get("status")),
-        "reason": reason_text(row),
+        "tone": page_tone("rollout", row.get("status")),
+        "reason": judged["reason"],
+        "reasonCode": judged["reasonCode"],
+        "attention": group,
         "group": group,
         "step": step or "",
         "stepIndex": step_index,

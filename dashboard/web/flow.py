@@ -196,8 +196,19 @@ def _image_of(rs: Mapping[str, Any] | None, view: Mapping[str, Any], tag: str) -
     return ""
 
 
+def _has_roles(view: Mapping[str, Any]) -> bool:
+    return any(rs.get("role") for rs in _replica_sets(view))
+
+
+def with_role(view: Mapping[str, Any], role: str) -> list[dict[str, Any]]:
+    """The ReplicaSets the domain's one role rule (``rs_roles``) gave ``role``."""
+    return [rs for rs in _replica_sets(view) if rs.get("role") == role]
+
+
 def orphans(view: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """ReplicaSets still running pods that are neither the stable nor the current (canary) one."""
+    """ReplicaSets whose role is ``orphaned`` (a view from before roles: running, not stable/current)."""
+    if _has_roles(view):
+        return with_role(view, "orphaned")
     keep = {view.get("currentPodHash"), view.get("stableRS")}
     return [
         rs
@@ -206,6 +217,20 @@ def orphans(view: Mapping[str, Any]) -> list[dict[str, Any]]:
         and rs.get("hash") not in keep
         and not {"active", "preview"} & set(rs.get("tags") or [])
     ]
+
+
+def _new_rs(view: Mapping[str, Any], role: str, promoted: bool) -> tuple[dict[str, Any] | None, str | None]:
+    """The canary (or preview) ReplicaSet and its hash: none once promoted or aborted (then the current
+    hash is no canary any more — an orphan or scaling down, drawn apart)."""
+    current = view.get("currentPodHash")
+    if promoted or not current:
+        return None, None
+    if _has_roles(view):
+        rs = _find_rs(view, current)
+        if rs is not None and rs.get("role") != role:
+            return None, None
+        return rs, current
+    return _find_rs(view, current), current
 
 
 def pause_ends_at(view: Mapping[str, Any]) -> str | None:
@@ -322,14 +347,33 @@ def build_flow(
         observed=bool(analysis),
         status=_analysis_icon(analysis["status"]) if analysis else "",
     )
+    provider_down = any(f.get("code") == "metrics-provider-error" for f in view.get("findings") or ())
+    erroring = bool(analysis and analysis["erroring"]) or provider_down
     if analysis:
         nodes["analysis"]["lines"] = [{"text": analysis["summary"], "cls": "muted"}]
         if analysis["status"] in ("Failed", "Error"):
             nodes["analysis"]["alert"] = "critical"
+        elif erroring and analysis["status"] in ("Running", "Pending"):
+            # Flag it at the first errored measurement, not when the run gives up 4 errors later.
+            nodes["analysis"].update(alert="critical", status="critical")
+            nodes["analysis"]["lines"].append({"text": "measurements erroring", "cls": "critical"})
     provider = analysis.get("provider") if analysis else None
     nodes["metrics"] = _node(
         "metrics", "Metrics", WORK_X, 0, WORK_W, 78, str(provider or NOT_OBSERVED), observed=bool(provider)
     )
+    if not provider:
+        nodes["metrics"]["lines"] = [
+            {
+                "text": "no analysis is running" if not analysis else "the analysis names no provider",
+                "cls": "muted",
+            }
+        ]
+    elif erroring:
+        nodes["metrics"].update(alert="critical", status="critical")
+        message = (analysis or {}).get("errorMessage") or "the provider is not answering"
+        nodes["metrics"]["lines"] = [{"text": str(message), "cls": "critical"}]
+    else:
+        nodes["metrics"]["status"] = "healthy"
 
     rollout = _node(
         "rollout",
@@ -379,26 +423,35 @@ def build_flow(
     promoted = bool(canary_hash) and canary_hash == stable_hash
     stable_rs = _find_rs(view, stable_hash)
     if strategy == "BlueGreen":
-        preview_hash = None if promoted else canary_hash
-        top = _workload("canary", "Preview", _find_rs(view, preview_hash), preview_hash, view, "preview")
+        preview_rs, preview_hash = _new_rs(view, "preview", promoted)
+        top = _workload("canary", "Preview", preview_rs, preview_hash, view, "preview")
         bottom = _workload("stable", "Active", stable_rs, stable_hash, view, "active")
     else:
-        top = _workload(
-            "canary",
-            "Canary",
-            None if promoted else _find_rs(view, canary_hash),
-            None if promoted else canary_hash,
-            view,
-            "canary",
-        )
+        canary_rs, new_hash = _new_rs(view, "canary", promoted)
+        top = _workload("canary", "Canary", canary_rs, new_hash, view, "canary")
+        if view.get("aborted") and new_hash is None and not promoted:
+            top["lines"] = [{"text": "update aborted · stable serving", "cls": "muted"}]
+            fit_node(top)
         bottom = _workload("stable", "Stable", stable_rs, stable_hash, view, "stable")
+    top["role"] = "preview" if strategy == "BlueGreen" else "canary"
+    bottom["role"] = "active" if strategy == "BlueGreen" else "stable"
     nodes["canary"], nodes["stable"] = top, bottom
     workloads = [top, bottom]
     for i, rs in enumerate(orphans(view)[:2]):
         node = _workload(f"orphan{i}", "Orphaned", rs, str(rs.get("hash") or ""), view, "")
-        node.update(dashed=True, alert="warning", faded=True)
+        node.update(dashed=True, alert="warning", faded=True, apart=True, role="orphaned")
         node["lines"].append(
-            {"text": f"rev {rs.get('revision', '?')} · not selected by a Service", "cls": "muted"}
+            {"text": f"rev {rs.get('revision', '?')} · no role, nothing scales it down", "cls": "muted"}
+        )
+        nodes[node["id"]] = fit_node(node)
+        workloads.append(node)
+    for i, rs in enumerate(with_role(view, "scaling-down")[:2]):
+        node = _workload(f"scaling{i}", "Scaling down", rs, str(rs.get("hash") or ""), view, "")
+        ends = parse_time(rs.get("scaleDownEndsAt"))
+        node.update(dashed=True, faded=True, role="scaling-down", scaleDownEndsAt=rs.get("scaleDownEndsAt"))
+        left = f"scaled down in {short_age((ends - now).total_seconds())}" if ends and ends > now else ""
+        node["lines"].append(
+            {"text": f"rev {rs.get('revision', '?')} · " + (left or "scaling down now"), "cls": "muted"}
         )
         nodes[node["id"]] = fit_node(node)
         workloads.append(node)
@@ -440,7 +493,9 @@ def build_flow(
             dashed=not weights["stable"],
         ),
     ]
-    edges += [_edge(nodes, "rollout", key, dashed=True) for key in nodes if key.startswith("orphan")]
+    edges += [
+        _edge(nodes, "rollout", key, dashed=True) for key in nodes if key.startswith(("orphan", "scaling"))
+    ]
     height = max(n["y"] + n["h"] + (44 if n.get("marker") else 0) for n in nodes.values()) + 16
     return {
         "width": WIDTH,
@@ -560,9 +615,14 @@ def _current_analysis(view: Mapping[str, Any]) -> dict[str, Any] | None:
             counts = ", ".join(
                 f"{run.get(k)} {k}" for k in ("successful", "failed", "inconclusive", "error") if run.get(k)
             )
+            metrics = [m for m in run.get("metrics") or [] if isinstance(m, Mapping)]
+            latest = [(m.get("measurements") or [None])[-1] for m in metrics]
+            errored = [m for m in latest if isinstance(m, Mapping) and m.get("phase") == "Error"]
             return {
                 "name": str(run.get("name", "")),
                 "status": str(run.get("status", "")),
+                "erroring": bool(errored) or any((m.get("consecutiveError") or 0) > 0 for m in metrics),
+                "errorMessage": next((str(m.get("message")) for m in errored if m.get("message")), ""),
                 "summary": f"{run.get('status', '?')} · rev {rev.get('revision')}"
                 + (f" · {counts}" if counts else ""),
                 "provider": run.get("provider")

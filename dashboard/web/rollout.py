@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard.domain.attention import attention
+from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
@@ -20,7 +22,6 @@ from dashboard.web.timefmt import age_since, clock, parse_time
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _CONDITION = re.compile(r"result(?:\[\d+\])?\s*(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)")
-
 
 
 def present_rollout(
@@ -31,18 +32,21 @@ def present_rollout(
 ) -> dict[str, Any]:
     """The rollout page's document; ``events`` are the rollout's recent timeline events (user actions
     included), oldest first; ``chain`` the GitOps chain when it could be read (else the view's own)."""
-    return {
+    presented_findings = findings(view)
+    document = {
         "key": f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}",
         "header": header(view, now, events),
         "flow": build_flow(view, now, events, chain),
         "steps": steps(view, events),
         "revisions": revisions(view),
         "analysis": analysis_charts(view),
-        "findings": findings(view),
-        "actions": actions(view),
+        "findings": presented_findings,
+        "actions": actions(view, presented_findings),
         "timeline": timeline(events),
         "updatedAt": view.get("updatedAt") or "",
     }
+    with_tones(document)  # every icon's colour from the one map (dashboard.domain.status_icons)
+    return document
 
 
 def header(
@@ -50,11 +54,10 @@ def header(
 ) -> dict[str, Any]:
     gitops = view.get("gitops") or view.get("argocd") or {}
     gitops = gitops if isinstance(gitops, Mapping) else {}
-    # Argo CD's health for this rollout: as its Application reports it when one is watched, otherwise
-    # what Argo CD's health rules compute from the rollout (the domain's ``argoCDHealth``).
-    computed = view.get("argoCDHealth") if isinstance(view.get("argoCDHealth"), Mapping) else {}
-    health = gitops.get("health") or (computed or {}).get("status")
-    source = "application" if gitops.get("health") else "computed" if health else ""
+    # Argo CD's health only where an Application manages the rollout, as that Application reports it: a
+    # badge computed for a rollout no Application manages would contradict the diagram's "no Application".
+    health = gitops.get("health") if gitops else None
+    source = "application" if health else ""
     images = view.get("images") or []
 
     def image_for(tag: str) -> str:
@@ -64,6 +67,7 @@ def header(
     for finding in view.get("findings") or []:
         counts[finding.get("severity", "info")] = counts.get(finding.get("severity", "info"), 0) + 1
     phase = str(view.get("status") or "Unknown")
+    judged = attention(view)
     return {
         "cluster": view.get("cluster", ""),
         "namespace": view.get("namespace", ""),
@@ -73,6 +77,10 @@ def header(
         "icon": status_icon(phase),
         "message": str(view.get("message") or ""),
         "reason": reason_text(view),
+        # The fleet's classification of this rollout (the same function): level, most severe finding.
+        "attention": judged["attention"],
+        "attentionReason": judged["reason"],
+        "reasonCode": judged["reasonCode"],
         "strategy": view.get("strategy") or "",
         "trafficRouter": _traffic_router(view),
         "step": view.get("step") or "",
@@ -150,7 +158,9 @@ def steps(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> 
     items = []
     for i, step in enumerate(raw):
         kind, text = describe_step(step if isinstance(step, Mapping) else {})
-        state = "done" if i < current else "current" if i == current else "pending"
+        # An aborted update is not running any step: the one it stopped at is "aborted", never "now".
+        now_state = "aborted" if view.get("aborted") else "current"
+        state = "done" if i < current else now_state if i == current else "pending"
         items.append({"index": i, "kind": kind, "text": text, "state": state})
     change = hash_change(view, events)
     note = ""
@@ -186,6 +196,10 @@ def revisions(view: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "available": rs.get("available", 0),
                         "images": [str(i) for i in rs.get("images") or []],
                         "scaleDownDelay": rs.get("scaleDownDelay") or "",
+                        # The domain's one role rule (rs_roles): stable, canary, preview, active,
+                        # scaling-down (until scaleDownEndsAt), orphaned, old.
+                        "role": rs.get("role") or "",
+                        "scaleDownEndsAt": rs.get("scaleDownEndsAt") or None,
                         "pods": [
                             {
                                 "name": p.get("name", ""),
@@ -320,33 +334,76 @@ def findings(view: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "raw": ev["raw"],
                 "runbook": [str(line) for line in f.get("runbook") or []],
                 "action": f.get("action"),
+                "actionParams": f.get("actionParams"),
                 "since": clock(f.get("since")),
             }
         )
     return out
 
 
-# Action buttons' places; the actions issue wires them. Enabled states mirror the upstream dashboard.
-_ACTIONS = (
-    ("promote", "Promote", False),
-    ("promote-full", "Promote full", False),
-    ("pause", "Pause", False),
-    ("retry", "Retry", False),
-    ("restart", "Restart", True),
-    ("abort", "Abort", True),
-)
+PROMOTING = frozenset({"promote", "promote-full", "skip-current-step"})
 
 
-def actions(view: Mapping[str, Any]) -> dict[str, Any]:
-    fix = next((f for f in findings(view) if f["action"]), None)
+def _seen(view: Mapping[str, Any]) -> dict[str, Any]:
+    """What the POST sends back as ``seen`` (``plans.facts`` of the same rollout, read off the view)."""
     return {
-        "buttons": [
-            {"name": name, "label": label, "destructive": destructive}
-            for name, label, destructive in _ACTIONS
-        ],
-        "suggested": {"action": fix["action"], "title": fix["title"]} if fix else None,
-        "wired": False,
+        "podHash": view.get("currentPodHash") or None,
+        "stepIndex": view.get("currentStepIndex"),
+        "status": view.get("status") or "",
+        "paused": bool(view.get("paused")),
+        "aborted": bool(view.get("aborted")),
+        "resourceVersion": view.get("resourceVersion") or "",
     }
+
+
+def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The action bar: the domain's ``availableActions`` (the rules the action service enforces, computed
+    from the live objects) plus, on the promoting actions, the open critical findings they would go past
+    (then the dialog asks first and names them), and the most severe finding's runnable remedy."""
+    open_findings = list(presented if presented is not None else findings(view))
+    available = view.get("availableActions") if isinstance(view.get("availableActions"), Mapping) else {}
+    critical = [
+        ({"code": f["code"], "title": f["title"], "severity": f["severity"]}, f)
+        for f in open_findings
+        if f.get("severity") == "critical"
+    ]
+    buttons = []
+    for raw in (available or {}).get("buttons") or []:
+        button = {**raw, "warnings": [], "choices": list(raw.get("choices") or [])}
+        # Findings that themselves suggest this action are its reason, not a warning against it.
+        against = [w for w, f in critical if f.get("action") != button["name"]]
+        if button["name"] in PROMOTING and button.get("applies") and against:
+            button["warnings"] = against
+            names = "; ".join(w["title"] for w in against)
+            what = button.get("summary") or button.get("label") or button["name"]
+            button["confirm"] = f"{what}. Still open: {names}. Go ahead anyway?"
+        buttons.append(button)
+    by_name = {b["name"]: b for b in buttons}
+    suggested = None
+    for f in open_findings:
+        button = by_name.get(str(f.get("action") or ""))
+        if button is not None and button.get("applies"):
+            suggested = {"action": f["action"], "title": f["title"], "params": f.get("actionParams")}
+            break
+    return {
+        "buttons": buttons,
+        "suggested": suggested,
+        "seen": dict((available or {}).get("seen") or _seen(view)),
+    }
+
+
+def with_permissions(
+    document: Mapping[str, Any], permissions: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The ``actions`` document with each button's per-user ``allowed`` and ``deniedReason`` added
+    (``permissions`` from ``data.action_permissions_sync``); a suggestion the user may not run says so."""
+    buttons = []
+    for button in document.get("buttons") or []:
+        rule = permissions.get(str(button.get("name"))) or {}
+        allowed = bool(rule.get("allowed"))
+        denied = "" if allowed else str(rule.get("deniedReason") or f"you may not {button.get('name')}")
+        buttons.append({**button, "allowed": allowed, "deniedReason": denied})
+    return {**document, "buttons": buttons}
 
 
 TIMELINE_LIMIT = 30
@@ -378,10 +435,19 @@ ACTION_ICONS = {"done": "healthy", "accepted": "progressing", "denied": "warning
 
 
 def event_icon(event: Mapping[str, Any]) -> str:
+    data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
     if event.get("kind") == "action":
-        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
         return ACTION_ICONS.get(str((data or {}).get("outcome")), "info")
+    if event.get("kind") == "finding.raised":  # a raised finding is drawn at its own severity
+        return page_icon("severity", (data or {}).get("severity") or "warning")
     return TIMELINE_ICONS.get(str(event.get("kind")), "info")
+
+
+def event_critical(event: Mapping[str, Any]) -> bool:
+    data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+    if event.get("kind") == "finding.raised":
+        return (data or {}).get("severity") == "critical"
+    return event.get("kind") in ("release.rerendered", "release.aborted")
 
 
 def with_actions(
@@ -407,8 +473,9 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "clock": clock(e.get("at")),
             "kind": str(e.get("kind") or ""),
             "icon": event_icon(e),
+            "tone": tone_of_icon(event_icon(e)),
             "title": str(e.get("title") or e.get("kind") or ""),
-            "critical": e.get("kind") in ("release.rerendered", "release.aborted"),
+            "critical": event_critical(e),
         }
         for e in reversed(recent)
     ]

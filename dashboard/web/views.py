@@ -31,6 +31,8 @@ from dashboard.live.bus import BusError
 from dashboard.web import data
 from dashboard.web.fleet import GROUPS
 from dashboard.web.history import present_release, present_releases
+from dashboard.web.rollout import actions as present_actions
+from dashboard.web.rollout import with_permissions
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
 
@@ -92,8 +94,12 @@ async def rollout_page(request: HttpRequest, cluster: str, namespace: str, name:
     stream_id, view = await data.gather_rollout(key)
     page = await data.rollout_page(key, view, stream_id) if view else None
     controller = str((view or {}).get("controller") or "argo-rollouts")
+    permissions = await sync_to_async(data.action_permissions_sync)(request.reader, key)  # type: ignore[attr-defined]
+    if page is not None and isinstance(page.get("actions"), dict):
+        page = {**page, "actions": with_permissions(page["actions"], permissions)}
     context = {
-        "initial": {"streamId": stream_id, "view": view, "page": page},
+        "initial": {"streamId": stream_id, "view": view, "page": page, "permissions": permissions},
+        "action_permissions": permissions,
         "controller": controller,
         "canary_actions": canary_actions(request.reader, key) if controller == "flagger" else [],  # type: ignore[attr-defined]
         "cluster": cluster,
@@ -213,7 +219,12 @@ async def api_rollout(request: HttpRequest, cluster: str, namespace: str, name: 
     stream_id, view = await data.gather_rollout(key)
     if view is None:
         return JsonResponse({"error": f"no rollout {key}"}, status=404)
-    return JsonResponse({"streamId": stream_id, **view})
+    permissions = await sync_to_async(data.action_permissions_sync)(request.reader, key)  # type: ignore[attr-defined]
+    document: dict[str, Any] = {"streamId": stream_id, **view}
+    if view.get("controller") != "flagger":
+        # What the page's action bar shows: each action's rule (applies/reason/params) and this user's right.
+        document["actions"] = with_permissions(present_actions(view), permissions)
+    return JsonResponse(document)
 
 
 @never_cache

@@ -336,6 +336,7 @@ def aborted_canary() -> dict[str, Any]:
     view.update(
         {
             "status": "Degraded",
+            "aborted": True,
             "message": "RolloutAborted: Rollout aborted update to revision 5",
             "step": "0/5",
             "currentStepIndex": 0,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from dashboard.web.flow import NOT_OBSERVED, build_flow, hash_change, orphans, pause_ends_at
 from tests.web import samples
@@ -129,3 +130,54 @@ def test_an_unobserved_stage_says_why_in_full() -> None:
     merge = _nodes(build_flow(samples.rerender_race(), NOW))["merge"]
     reason = " ".join(line["text"] for line in merge["lines"])
     assert "…" not in reason and merge["h"] >= 42 + 18 * len(merge["lines"])
+
+
+def _workloads(scenario: str, seconds: float, namespace: str, name: str) -> dict[str, dict[str, Any]]:
+    from tests.domain.findings.kubesim_runs import run
+    from tests.web.scenario_views import scenario_view
+
+    view = scenario_view(run(scenario, seconds), namespace, name)
+    flow = build_flow(view, datetime.now(UTC))
+    return {n["id"]: n for n in flow["nodes"] if n.get("role")}
+
+
+def test_the_orphaned_canary_is_drawn_apart_and_the_canary_node_says_aborted() -> None:
+    nodes = _workloads("orphaned-canary", 300, "warehouse", "inventory")
+    assert nodes["orphan0"]["role"] == "orphaned"
+    assert nodes["orphan0"]["dashed"] and nodes["orphan0"]["faded"] and nodes["orphan0"]["apart"]
+    assert nodes["canary"]["title"] != nodes["orphan0"]["title"]
+    assert "aborted" in nodes["canary"]["lines"][0]["text"]
+
+
+def test_after_a_successful_release_the_old_stable_is_scaling_down_not_orphaned() -> None:
+    from tests.domain.findings.kubesim_runs import run
+    from tests.web.scenario_views import scenario_view
+
+    result = run("healthy-canary", 0)
+    roles_seen: set[str] = set()
+    for _ in range(40):
+        result.sim.advance(10)
+        flow = build_flow(scenario_view(result, "shop", "checkout"), result.now())
+        roles = {n.get("role") for n in flow["nodes"]}
+        assert "orphaned" not in roles, result.now()
+        roles_seen |= roles
+    assert "scaling-down" in roles_seen
+
+
+def test_with_metrics_down_the_analysis_and_metrics_nodes_are_flagged_at_the_first_error() -> None:
+    from tests.domain.findings.kubesim_runs import run
+    from tests.web.scenario_views import scenario_view
+
+    result = run("metrics-provider-down", 15)
+    view = scenario_view(result, "shop", "catalog")
+    run_view = view["revisions"][0]["analysisRuns"][0]
+    assert run_view["status"] == "Running"  # the run itself has not given up yet
+    nodes = {n["id"]: n for n in build_flow(view, result.now())["nodes"]}
+    assert (nodes["analysis"]["alert"], nodes["analysis"]["status"]) == ("critical", "critical")
+    assert (nodes["metrics"]["alert"], nodes["metrics"]["status"]) == ("critical", "critical")
+
+
+def test_the_metrics_node_names_no_provider_when_no_analysis_runs() -> None:
+    nodes = {n["id"]: n for n in build_flow(samples.healthy_canary(), NOW)["nodes"]}
+    assert nodes["metrics"]["title"] == NOT_OBSERVED
+    assert not nodes["metrics"]["alert"]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from dashboard.web.rollout import measurement_value, parse_threshold, present_rollout, timeline
 from tests.web import samples
@@ -32,8 +33,19 @@ def test_argo_cd_health_and_the_rollout_phase_are_shown_side_by_side() -> None:
     assert header["argocd"]["note"] == "Suspended in Argo CD · paused by design here"
     unobserved = present_rollout(samples.healthy_canary(), NOW)["header"]["argocd"]
     assert (unobserved["observed"], unobserved["health"], unobserved["note"]) == (False, "not observed", "")
-    computed = samples.healthy_canary() | {"argoCDHealth": {"status": "Healthy", "message": ""}}
-    assert present_rollout(computed, NOW)["header"]["argocd"]["source"] == "computed"
+
+
+def test_no_argo_cd_badge_without_an_application_that_manages_the_rollout() -> None:
+    paused = samples.paused_canary() | {"argoCDHealth": {"status": "Suspended", "message": ""}}
+    paused.pop("gitops", None)
+    paused.pop("argocd", None)
+    argocd = present_rollout(paused, NOW)["header"]["argocd"]
+    assert (argocd["observed"], argocd["health"], argocd["note"], argocd["source"]) == (
+        False,
+        "not observed",
+        "",
+        "",
+    )
 
 
 def test_thresholds_and_values_are_parsed_from_analysis() -> None:
@@ -56,8 +68,7 @@ def test_every_measurement_is_plotted_against_its_threshold() -> None:
 def test_findings_put_the_critical_one_first_and_suggest_its_action() -> None:
     page = present_rollout(samples.rerender_race(), NOW)
     assert [f["severity"] for f in page["findings"]] == ["critical", "warning"]
-    assert page["actions"]["suggested"] == {"action": "unwedge", "title": "Re-render race"}
-    assert page["actions"]["wired"] is False
+    assert page["actions"]["suggested"] is None  # the view does not say the action applies
 
 
 def test_the_timeline_is_newest_first_and_bounded() -> None:
@@ -69,3 +80,99 @@ def test_the_timeline_is_newest_first_and_bounded() -> None:
     assert len(items) == 30
     assert items[0]["title"] == "step 39"
     assert items[0]["clock"] == "10:39:00"
+
+
+def _with_buttons(view: dict[str, Any], **applies: bool) -> dict[str, Any]:
+    buttons = [
+        {"name": n, "label": n, "destructive": n == "unwedge", "applies": ok, "reason": "" if ok else "no",
+         "params": {"replicaSet": "checkout-lost"} if n == "unwedge" else None, "choices": [],
+         "confirm": "", "summary": f"{n} it", "warnings": []}
+        for n, ok in applies.items()
+    ]  # fmt: skip
+    return {**view, "availableActions": {"buttons": buttons, "seen": {"podHash": "x", "stepIndex": 0}}}
+
+
+def test_promote_past_an_open_critical_finding_asks_first_and_names_it() -> None:
+    view = _with_buttons(samples.rerender_race(), promote=True, abort=True)
+    buttons = {b["name"]: b for b in present_rollout(view, NOW)["actions"]["buttons"]}
+    assert [w["code"] for w in buttons["promote"]["warnings"]] == ["rerender-race"]
+    assert "Re-render race" in buttons["promote"]["confirm"]
+    assert buttons["abort"]["warnings"] == []
+
+
+def test_the_suggested_remedy_carries_the_findings_parameters() -> None:
+    view = _with_buttons(samples.rerender_race(), unwedge=True)
+    view["findings"][0]["actionParams"] = {"replicaSet": "checkout-lost"}
+    suggested = present_rollout(view, NOW)["actions"]["suggested"]
+    assert suggested == {
+        "action": "unwedge",
+        "title": "Re-render race",
+        "params": {"replicaSet": "checkout-lost"},
+    }
+
+
+def test_each_button_says_whether_this_user_may_run_it_and_why_not() -> None:
+    from dashboard.web.rollout import with_permissions
+
+    document = present_rollout(_with_buttons(samples.rerender_race(), unwedge=True), NOW)["actions"]
+    permitted = with_permissions(
+        document, {"unwedge": {"allowed": False, "deniedReason": "your role viewer may not unwedge"}}
+    )
+    assert permitted["buttons"][0]["allowed"] is False
+    assert permitted["buttons"][0]["deniedReason"] == "your role viewer may not unwedge"
+    assert permitted["seen"] == {"podHash": "x", "stepIndex": 0}
+
+
+def test_a_raised_finding_is_drawn_at_its_own_severity_on_the_timeline() -> None:
+    events = [
+        {
+            "kind": "finding.raised",
+            "at": "2026-11-29T10:00:00Z",
+            "title": "a",
+            "data": {"severity": "critical"},
+        },
+        {"kind": "finding.raised", "at": "2026-11-29T10:01:00Z", "title": "b", "data": {"severity": "info"}},
+    ]
+    items = timeline(events)
+    assert [(i["icon"], i["tone"], i["critical"]) for i in items] == [
+        ("info", "info", False),
+        ("critical", "critical", True),
+    ]
+
+
+def test_every_icon_on_the_page_carries_its_tone() -> None:
+    page = present_rollout(samples.aborted_canary(), NOW)
+    assert page["header"]["icon"] == "degraded"
+    assert page["header"]["tone"] == "critical"
+
+
+def test_in_the_rerender_race_the_sync_node_and_the_finding_tell_one_story() -> None:
+    from tests.domain.findings.kubesim_runs import run
+    from tests.web.scenario_views import scenario_view
+
+    result = run("rerender-race", 300)
+    view = scenario_view(result, "web", "frontend")
+    page = present_rollout(view, result.now())
+    sync = next(n for n in page["flow"]["nodes"] if n["id"] == "sync")
+    finding = next(f for f in page["findings"] if f["code"] == "rerender-race")
+    commit = view["gitops"]["revision"][:7]
+    assert sync["marker"]["text"] == "2 renders of this commit"
+    assert finding["tiles"][0]["label"] == f"Renders of {commit}"
+    assert finding["tiles"][0]["value"].startswith("2 ×")
+    assert [s["text"].split(" · ")[0] for s in finding["syncs"]] == [
+        f"render 1 of {commit}",
+        f"render 2 of {commit}",
+    ]
+    assert "new commit" not in " ".join(s["text"] for s in finding["syncs"])
+    # What to do now, runnable from the page, and what fixes it for good.
+    assert (finding["action"], finding["actionParams"]) == ("promote", {})
+    assert "Now:" in finding["explanation"] and "For good:" in finding["explanation"]
+    assert page["actions"]["suggested"]["action"] == "promote"
+    promote = next(b for b in page["actions"]["buttons"] if b["name"] == "promote")
+    assert promote["applies"] and promote["warnings"] == []
+
+
+def test_an_aborted_rollouts_step_is_aborted_not_now() -> None:
+    items = present_rollout(samples.aborted_canary(), NOW)["steps"]["items"]
+    assert "current" not in [i["state"] for i in items]
+    assert "aborted" in [i["state"] for i in items]

@@ -25,6 +25,9 @@ def rollout_actions(context: Any, key: str) -> dict[str, Any]:
     allowed = access_for(user).actions_on(key, ACTIONS) if getattr(user, "is_authenticated", False) else []
     return {
         "key": key,
+        # Per action {allowed, deniedReason} (``data.action_permissions_sync``, put in the context by the
+        # view): a button the user may not run is shown disabled with the reason.
+        "permissions": context.get("action_permissions") or {},
         "allowed": allowed,
         "confirm": sorted(DESTRUCTIVE & set(allowed)),
         "plain": [a for a in allowed if a not in DESTRUCTIVE],

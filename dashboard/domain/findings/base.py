@@ -73,6 +73,8 @@ class Finding:
     action: str | None
     since: datetime
     subject: str = ""  # what the finding is about beyond the rollout (a ReplicaSet, an AnalysisRun)
+    # Everything ``action`` needs (e.g. {"replicaSet": …}), so the finding's button asks nothing more.
+    action_params: Mapping[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -91,6 +93,7 @@ class Finding:
             "evidence": dict(self.evidence),
             "runbook": list(self.runbook),
             "action": self.action,
+            "actionParams": dict(self.action_params) if self.action_params is not None else None,
             "since": rfc3339(self.since),
             "subject": self.subject or None,  # with the code, what identifies the finding over time
         }
@@ -244,6 +247,7 @@ class Context:
         since: datetime,
         *,
         action: str | None = None,
+        action_params: Mapping[str, Any] | None = None,
         subject: str = "",
     ) -> Finding:
         return Finding(
@@ -257,6 +261,7 @@ class Context:
             evidence=evidence,
             runbook=tuple(runbook),
             action=action,
+            action_params=action_params if action is not None else None,
             since=since.astimezone(UTC),
             subject=subject,
         )

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..applications import application_view, attribute_renders, split_renders
 from ..objects import as_str, dig, dig_map, dig_str, maps, parse_time, rfc3339
 from .base import INFO, WARNING, Context, Finding, ReplicaSetFacts
 
@@ -55,7 +56,14 @@ def sync_near(ctx: Context, moment: datetime | None) -> dict[str, Any] | None:
             continue
         entry = history[match]
         before = history[match - 1] if match > 0 else None
+        commit, reason, renders = _attributed(app, entry.get("id"))
         return {
+            # The commit this render belongs to and how many renders that commit took, by the same
+            # attribution the diagram's sync node uses (a split render's first half belongs to the commit
+            # whose values file it was waiting for), so the finding and the node tell one story.
+            "commit": commit,
+            "reason": reason,
+            "rendersOfCommit": renders,
             "application": f"{dig_str(app, 'metadata', 'namespace')}/{dig_str(app, 'metadata', 'name')}",
             "id": entry.get("id"),
             "revisions": _revisions(entry),
@@ -66,6 +74,15 @@ def sync_near(ctx: Context, moment: datetime | None) -> dict[str, Any] | None:
             and _inline_values(before.get("source")) != _inline_values(entry.get("source")),
         }
     return None
+
+
+def _attributed(app: Mapping[str, Any], history_id: Any) -> tuple[str | None, str, int]:
+    renders = application_view(app).renders
+    attributed = attribute_renders(renders)
+    found = next((a for a in attributed if a.render.id is not None and a.render.id == history_id), None)
+    if found is None or not found.commit:
+        return None, "", 0
+    return found.commit, found.reason, len(split_renders(attributed).get(found.commit, ())) or 1
 
 
 def commit_of(ctx: Context, rs: ReplicaSetFacts | None) -> list[str]:

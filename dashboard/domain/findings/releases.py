@@ -146,29 +146,61 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
         if reset
         else "the canary restarted at step 0"
     )
-    unwedge = (
-        f" Scale the orphaned ReplicaSet {', '.join(orphan_names)} to zero, let the abort converge, "
-        "then do one "
-        "clean run."
-        if orphan_names
-        else ""
+    commit = next((str(x["commit"]) for x in syncs if x.get("commit")), None)
+    if commit is not None:
+        evidence["commit"] = commit  # the one commit both renders belong to (as the sync node counts)
+        evidence["rendersOfCommit"] = max(int(x.get("rendersOfCommit") or 0) for x in syncs) or len(syncs)
+    phase, _ = ctx.phase
+    action: str | None = None
+    params: dict[str, Any] | None = None
+    if orphan_names:
+        action, params = UNWEDGE, {"replicaSet": orphan_names[0]}
+        now_text = (
+            f"Now: scale the orphaned ReplicaSet {', '.join(orphan_names)} to zero (Unwedge), let the abort "
+            "converge, then do one clean run."
+        )
+    elif phase == "Paused":
+        action, params = "promote", {}
+        now_text = (
+            "Now: the pipeline's promotion job waited for a pause it had already seen and timed out; the "
+            "restarted canary is the same application, so promote it from here (Promote) and do not re-run "
+            "the pipeline."
+        )
+    else:
+        now_text = (
+            "Now: let the restarted canary run through once and do not re-run the pipeline; trust the "
+            "rollout's own phase, not the app health (a paused canary reads Degraded/Suspended in Argo CD)."
+        )
+    fix_text = (
+        "For good: render once per commit — put the inline Helm values in the values file in git (or pin the "
+        "values file to the same revision, e.g. a multi-source Application with a $values ref), so a config "
+        "change cannot arrive in two syncs; and make the pipeline wait on the rollout's phase "
+        "(kubectl argo rollouts status), not on Argo CD's app health."
     )
+    evidence["doNow"] = now_text
+    evidence["fixForGood"] = fix_text
     runbook = [ctx.runbook.watch_step_and_hash(), ctx.runbook.diff_templates()]
     runbook += [ctx.runbook.scale_to_zero(name) for name in orphan_names]
+    if action == "promote":
+        runbook.append(ctx.runbook.argo("promote"))
+    renders_text = (
+        f"rendered commit {commit[:7]} twice" if commit is not None else "rendered the release twice"
+    )
     return [
         ctx.finding(
             RERENDER_RACE,
             CRITICAL,
             "Re-render race: the canary restarted at step 0",
             f"The pod template changed while revision {evidence['previousRevision']} was still rolling out "
-            f"({_describe_diff(diff)}), so {step_text} on a new revision. The sync engine rendered "
-            "the release "
-            "twice (inline values applied at once, the values file read from a checkout that lagged), and "
-            f"re-running the pipeline renders it again and restarts the canary once more.{unwedge}",
+            f"({_describe_diff(diff)}), so {step_text} on a new revision. The sync engine {renders_text} "
+            "(inline values applied at once, the values file read from a checkout that lagged), and "
+            f"re-running the pipeline renders it again and restarts the canary once more. {now_text} "
+            f"{fix_text}",
             evidence,
             runbook,
             since,
-            action=UNWEDGE if orphan_names else None,
+            action=action,
+            action_params=params,
         )
     ]
 

@@ -1,18 +1,20 @@
 """``orphaned-canary-replicaset``: a ReplicaSet left holding pods that nothing will scale down.
 
-A ReplicaSet the rollout controls, with replicas wanted, that is neither the stable one, the current canary
-(of an update that is not aborted), nor the active or preview one of a blue-green, and whose scale-down
-deadline is not still ahead (plus a short grace for the controller to act on it). It holds capacity and
-keeps an abort from converging. Non-goals: pods that belong to Experiments (their ReplicaSets are owned by
-the Experiment, not the rollout).
+A ReplicaSet whose role is ``orphaned`` by ``dashboard.domain.rs_roles`` (the one rule the diagram, the
+fleet and unwedge also read): replicas wanted, neither stable, the current canary (of an update that is not
+aborted), nor active or preview, and no scale-down deadline still ahead. It holds capacity and keeps an
+abort from converging; the finding's action is unwedge of exactly that ReplicaSet.
+Non-goals: pods that belong to Experiments (their ReplicaSets are owned by the Experiment, not the
+rollout).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from ..objects import as_str, dig_map, parse_time, rfc3339
+from ..objects import dig_str, owner_uids, parse_time, rfc3339
+from ..rs_roles import ORPHANED, replica_set_role
 from .base import CRITICAL, UNWEDGE, Context, Finding, ReplicaSetFacts
 
 CODE = "orphaned-canary-replicaset"
@@ -26,26 +28,20 @@ class Orphan:
 
 
 def orphans(ctx: Context) -> list[Orphan]:
-    blue_green = dig_map(ctx.status, "blueGreen")
-    protected = {
-        ctx.stable_hash,
-        as_str(blue_green.get("activeSelector")),
-        as_str(blue_green.get("previewSelector")),
-    } - {""}
-    grace = timedelta(seconds=ctx.thresholds.scale_down_grace_seconds)
+    """The rollout's ReplicaSets whose role (``rs_roles``, the one rule) is ``orphaned``."""
+    grace = ctx.thresholds.scale_down_grace_seconds
+    raw = {dig_str(rs, "metadata", "name"): rs for rs in ctx.objects.replicasets if ctx.uid in owner_uids(rs)}
     found = []
     for rs in ctx.replica_sets:
-        if rs.replicas <= 0 or not rs.hash or rs.hash in protected:
+        obj = raw.get(rs.name)
+        role = replica_set_role(ctx.rollout, obj, ctx.now, grace) if obj is not None else None
+        if role is None or role.role != ORPHANED:
             continue
-        if rs.hash == ctx.current_hash and not ctx.aborted:
-            continue
-        if rs.deadline is not None and ctx.now < rs.deadline + grace:
-            continue  # the controller will scale it down (or is about to)
         if rs.deadline is not None:
-            reason, since = f"its scale-down deadline passed at {rfc3339(rs.deadline)}", rs.deadline
+            reason, since = role.reason, rs.deadline
         elif rs.hash == ctx.current_hash:
             aborted_at = parse_time(ctx.status.get("abortedAt"))
-            reason = "it is the canary of an aborted update and no scale-down is scheduled"
+            reason = role.reason
             since = aborted_at or rs.created or ctx.now
         else:
             successor = next(
@@ -55,7 +51,7 @@ def orphans(ctx: Context) -> list[Orphan]:
             reason = (
                 f"revision {successor.revision} superseded it and no scale-down is scheduled"
                 if successor is not None
-                else "no scale-down is scheduled"
+                else role.reason
             )
             since = (successor.created if successor is not None else None) or rs.created or ctx.now
         found.append(Orphan(rs, reason, since))
@@ -90,6 +86,7 @@ def detect(ctx: Context, found: list[Orphan]) -> list[Finding]:
                 [ctx.runbook.scale_to_zero(rs.name), ctx.runbook.watch_step_and_hash()],
                 orphan.since,
                 action=UNWEDGE,
+                action_params={"replicaSet": rs.name},
                 subject=rs.name,
             )
         )

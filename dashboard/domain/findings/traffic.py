@@ -3,6 +3,8 @@
 - ``weight-fight`` (critical): the canary weight was written back and forth at least N times within the
   window while the rollout stood still (same pod hash, step and abort state); the writers come from
   ``managedFields`` as the watcher saw them.
+- ``traffic-ahead-of-capacity`` (critical): the traffic router sends the canary a larger share of traffic
+  than its available pods can carry (e.g. 100 % to 1 of 4 pods), so those pods take the load of the rest.
 - ``replica-weighted-canary`` (info): no traffic routing, so the weight is only a replica ratio, and
   traffic that bypasses the router (workers, cron, cache hits) is not covered.
 
@@ -14,10 +16,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ..objects import dig, dig_str, rfc3339
+from .. import canary as canary_rules
+from ..objects import dig, dig_str, opt_int, rfc3339
 from .base import CRITICAL, INFO, Context, Finding
 
 WEIGHT_FIGHT = "weight-fight"
+TRAFFIC_AHEAD_OF_CAPACITY = "traffic-ahead-of-capacity"
 REPLICA_WEIGHTED_CANARY = "replica-weighted-canary"
 ROLLOUTS_CONTROLLER = "rollouts-controller"
 
@@ -96,5 +100,48 @@ def replica_weighted_canary(ctx: Context) -> list[Finding]:
             {"setWeights": weights, "replicas": dig(ctx.rollout, "spec", "replicas"), "trafficRouting": None},
             [ctx.runbook.get_rollout()],
             (current.created if current else None) or ctx.now,
+        )
+    ]
+
+
+def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
+    """The router's canary weight against the share of the rollout's replicas the canary has available."""
+    if ctx.canary is None or ctx.canary.get("trafficRouting") is None or ctx.fully_promoted or ctx.aborted:
+        return []
+    current = ctx.current_rs
+    router = canary_rules.weights_from_status(ctx.rollout)
+    weight = router if router is not None else canary_rules.set_weight(ctx.rollout)
+    replicas = opt_int(dig(ctx.rollout, "spec", "replicas"))
+    replicas = 1 if replicas is None else replicas
+    if current is None or not weight or replicas <= 0:
+        return []
+    # Pods the weight needs (rounded up, as the controller scales the canary) against those available.
+    needed = min(replicas, -(-weight * replicas // 100))
+    if current.available >= needed:
+        return []
+    share = current.available * 100 // replicas
+    return [
+        ctx.finding(
+            TRAFFIC_AHEAD_OF_CAPACITY,
+            CRITICAL,
+            f"{weight} % of traffic goes to a canary with {current.available} of {needed} pods available",
+            f"The traffic router sends {weight} % of requests to the canary ReplicaSet {current.name}, but "
+            f"only {current.available} of its pods are available ({share} % of the rollout's {replicas} "
+            "replicas): those pods carry the load meant for the rest, and users see the errors. Do not "
+            "promote further; abort to send traffic back to stable, or wait until the canary's pods are "
+            "available.",
+            {
+                "weight": weight,
+                "weightSource": "traffic router" if router is not None else "setWeight",
+                "replicaSet": current.name,
+                "available": current.available,
+                "needed": needed,
+                "replicas": replicas,
+            },
+            [ctx.runbook.get_rollout(), ctx.runbook.pods_of(current.hash), ctx.runbook.argo("abort")],
+            # When the weight was last written (as the watcher saw it), else when the canary began.
+            max((c.at for c in ctx.history.weights), default=None) or current.created or ctx.now,
+            action="abort",
+            action_params={},
         )
     ]

@@ -31,6 +31,6 @@ def test_a_finding_whose_evidence_changes_is_not_raised_again() -> None:
 def test_to_dict_is_the_finding_json_of_the_design() -> None:
     assert list(finding("weight-fight").to_dict()) == [
         "code", "severity", "cluster", "namespace", "rollout", "title", "explanation", "evidence", "runbook",
-        "action", "since", "subject",
+        "action", "actionParams", "since", "subject",
     ]  # fmt: skip
     assert finding("weight-fight").to_dict()["since"] == "2026-11-29T10:00:00Z"

@@ -105,7 +105,8 @@ def test_the_rerender_race_carries_both_hashes_steps_the_template_diff_and_both_
     assert [s["inlineValuesChanged"] for s in evidence["syncs"]] == [True, False]
     assert [s["revisionChanged"] for s in evidence["syncs"]] == [False, True]
     assert race.to_dict()["since"].startswith("2026-")
-    assert race.action is None  # the superseded canary was scaled down on schedule: nothing to unwedge
+    # The superseded canary was scaled down on schedule: nothing to unwedge; the paused canary is promoted.
+    assert (race.action, race.action_params) == ("promote", {})
 
 
 def test_a_dump_infers_the_rerender_race_and_says_so() -> None:

@@ -1,0 +1,75 @@
+"""The page's buttons come from the rules the action service enforces (issue 16 §1, §2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashboard.actions import plans
+from dashboard.actions.availability import action_availability
+from tests.domain.findings.kubesim_runs import run
+
+
+def _state(scenario: str, seconds: float, namespace: str, name: str) -> tuple[Any, Any, Any]:
+    result = run(scenario, seconds)
+    rollout = result.store.get("argoproj.io/rollouts", namespace, name)
+    replica_sets = result.store.list("apps/replicasets", namespace)[0]
+    return result, rollout, replica_sets
+
+
+def _buttons(rollout: Any, replica_sets: Any, now: Any) -> dict[str, dict[str, Any]]:
+    return {b["name"]: b for b in action_availability(rollout, replica_sets, now)["buttons"]}
+
+
+def test_unwedge_applies_to_the_aborted_canary_and_carries_its_name() -> None:
+    result, rollout, replica_sets = _state("orphaned-canary", 300, "warehouse", "inventory")
+    unwedge = _buttons(rollout, replica_sets, result.now())["unwedge"]
+    orphan = f"inventory-{rollout['status']['currentPodHash']}"
+    assert unwedge["applies"], unwedge["reason"]
+    assert unwedge["params"] == {"replicaSet": orphan}
+    assert unwedge["choices"][0]["value"] == orphan
+    assert orphan in unwedge["confirm"]
+
+
+def test_the_findings_remedy_carries_the_same_parameters_as_the_button() -> None:
+    result, rollout, replica_sets = _state("orphaned-canary", 300, "warehouse", "inventory")
+    finding = next(f for f in result.findings("warehouse", "inventory") if f.action == "unwedge")
+    unwedge = _buttons(rollout, replica_sets, result.now())["unwedge"]
+    assert finding.to_dict()["actionParams"] == unwedge["params"]
+
+
+def test_what_does_not_apply_says_why_and_the_service_refuses_it_the_same_way() -> None:
+    result, rollout, replica_sets = _state("orphaned-canary", 300, "warehouse", "inventory")
+    buttons = _buttons(rollout, replica_sets, result.now())
+    assert not buttons["promote"]["applies"]
+    assert "aborted" in buttons["promote"]["reason"]
+    assert buttons["retry"]["applies"]
+    try:
+        plans.plan("promote", rollout, replica_sets, {}, result.now())
+    except plans.Refused as refusal:
+        assert str(refusal) == buttons["promote"]["reason"]
+    else:
+        raise AssertionError("the service would have promoted an aborted rollout")
+
+
+def test_a_healthy_rollout_offers_no_unwedge_and_no_promote() -> None:
+    result, rollout, replica_sets = _state("healthy-canary", 400, "shop", "checkout")
+    buttons = _buttons(rollout, replica_sets, result.now())
+    assert not buttons["unwedge"]["applies"]
+    assert "no ReplicaSet is orphaned" in buttons["unwedge"]["reason"]
+    assert not buttons["promote"]["applies"]
+    assert buttons["restart"]["applies"]
+
+
+def test_seen_is_what_the_stale_check_compares() -> None:
+    result, rollout, replica_sets = _state("paused-reads-degraded", 200, "search", "search")
+    document = action_availability(rollout, replica_sets, result.now())
+    assert document["seen"] == plans.facts(rollout)
+    promote = next(b for b in document["buttons"] if b["name"] == "promote")
+    assert promote["applies"] and promote["confirm"] == ""  # not destructive: no dialog by itself
+
+
+def test_undo_offers_the_earlier_revisions_to_pick_from() -> None:
+    result, rollout, replica_sets = _state("paused-reads-degraded", 200, "search", "search")
+    undo = _buttons(rollout, replica_sets, result.now())["undo"]
+    assert [c["value"] for c in undo["choices"]] == ["1"]
+    assert undo["params"] is None
