@@ -23,10 +23,18 @@
   function byName(name) {
     return ((actions && actions.buttons) || []).filter(function (b) { return b.name === name; })[0] || null;
   }
-  // Per user: the server's answer in the document, else the page's own permission list (first paint).
-  function allowed(b) { return b.allowed === undefined ? permitted.allowed.indexOf(b.name) >= 0 : !!b.allowed; }
+  // Per user: the server's answer on the button (first paint), else the same answer the page was served
+  // with (live updates go to every viewer alike and carry no per-user part).
+  var initialDoc = UI.readJSON("initial") || {};
+  var perms = initialDoc.permissions || {};
+  function rule(b) {
+    if (b.allowed !== undefined) return { allowed: !!b.allowed, deniedReason: b.deniedReason || "" };
+    if (perms[b.name]) return perms[b.name];
+    return { allowed: permitted.allowed.indexOf(b.name) >= 0, deniedReason: "" };
+  }
+  function allowed(b) { return !!rule(b).allowed; }
   function why(b) {
-    if (!allowed(b)) return b.deniedReason || "Your role may not " + plain(b.label).toLowerCase() + " this rollout.";
+    if (!allowed(b)) return rule(b).deniedReason || "Your role may not " + plain(b.label).toLowerCase() + " this rollout.";
     if (!b.applies) return b.reason || "Does not apply to the rollout's current state.";
     return "";
   }
@@ -212,8 +220,7 @@
     findings = page.findings || [];
     render();
   }
-  var initial = UI.readJSON("initial");
-  take(initial && initial.page);
+  take(initialDoc.page);
   document.addEventListener("rolloutpage", function (event) { take(event.detail); });
 
   document.addEventListener("click", function (event) {

@@ -84,11 +84,10 @@
   // the chips, the group headers and the counts all read only this.
   function groupOf(row) { return row.attention || row.group; }
 
-  // The tone of the reason under the status: the server's tone name when it sends one, else the one its
-  // attention class carries.
+  // The reason under the status is the server's attention reason; its colour is that attention level's.
   var ATTENTION_TONES = { critical: "critical", degraded: "critical", attention: "warning", waiting: "paused", progressing: "progressing", healthy: "" };
   function reasonTone(row) {
-    var tone = row.tone || ATTENTION_TONES[groupOf(row)];
+    var tone = ATTENTION_TONES[groupOf(row)];
     return tone ? UI.toneClass(tone) : "";
   }
 
@@ -137,10 +136,10 @@
           el("span", { "data-field": "controller", text: row.controllerLabel || "Argo Rollouts" }),
           row.strategy ? " · " + row.strategy.toLowerCase() : "")),
       el("td", null, el("span", { text: row.cluster }), el("span", { "class": "muted", text: " / " }), el("span", { text: row.namespace })),
-      el("td", null, el("div", { "class": "status-cell" }, icon(row.icon),
+      el("td", null, el("div", { "class": "status-cell" + (row.tone ? " " + UI.toneClass(row.tone) : "") }, icon(row.icon),
         el("div", null, el("div", { "class": "status-text" }, el("span", { text: row.status }),
             // What the sync engine says, beside what the rollout says.
-            row.gitops ? el("span", { "class": "engine", "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
+            row.gitops ? el("span", { "class": "engine" + (row.gitopsTone ? " " + UI.toneClass(row.gitopsTone) : ""), "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
               icon(row.gitopsIcon), "Argo CD " + row.gitops) : null),
           row.reason ? el("div", { "class": "reason " + reasonTone(row), text: row.reason }) : null))),
       stepCell(row),
