@@ -17,11 +17,13 @@ SCALE_DOWN_DEADLINE = "scale-down-deadline"
 
 
 def orphans_in_cluster(world: World, key: str) -> set[str]:
-    """ReplicaSets that hold replicas but are neither stable, the current canary, nor the blue-green
-    active/preview, and are not waiting out a scale-down delay (Argo Rollouts' own annotation)."""
+    """ReplicaSets that hold replicas but are neither stable, the current canary (while not aborted), nor
+    the blue-green active/preview, and are not waiting out a scale-down delay (Argo Rollouts' annotation)."""
     rollout = world.rollout(key)
     status = rollout.get("status") or {}
-    keep = {status.get("currentPodHash"), status.get("stableRS")}
+    # After an abort the current hash is no longer a canary (upstream: traffic and replicas go back to
+    # stable), so a current ReplicaSet still holding pods then is an orphan too.
+    keep = {status.get("stableRS")} | (set() if status.get("abort") else {status.get("currentPodHash")})
     bg = status.get("blueGreen") or {}
     keep |= {bg.get("activeSelector"), bg.get("previewSelector")}
     out = set()
@@ -94,11 +96,11 @@ def check_rollout_page(world: World, page: Any, key: str) -> None:
     # Orphans: drawn (faded, apart) exactly when the cluster has one; a ReplicaSet waiting out its
     # scale-down delay is never called orphaned.
     expected = orphans_in_cluster(world, key)
-    drawn = set(page.locator("#revisions [data-role=orphaned]").evaluate_all("ns => ns.map(n => n.getAttribute('data-rs'))"))
+    drawn = set(page.locator("#revisions .rs[data-role=orphaned]").evaluate_all("ns => ns.map(n => n.getAttribute('data-rs'))"))
     assert drawn == expected, f"orphans drawn {drawn}, in the cluster {expected}"
     assert (page.locator("#flow [data-role=orphaned]").count() > 0) == bool(expected)
     for name in scaling_down_in_cluster(world, key):
-        assert page.locator(f"#revisions [data-rs='{name}']").get_attribute("data-role") == "scaling-down"
+        assert page.locator(f"#revisions .rs[data-rs='{name}']").get_attribute("data-role") == "scaling-down"
     called_orphan = page.locator("#flow [data-node]").evaluate_all(
         "ns => ns.filter(n => /orphan/i.test((n.querySelector('text.kind') || {}).textContent || ''))"
         ".map(n => n.getAttribute('data-role'))"
