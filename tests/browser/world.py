@@ -249,4 +249,11 @@ def world(
         if keys:
             client.delete(*keys)
         call_command("flush", interactive=False, verbosity=0)
+        from django.db import connections
+
+        for conn in connections.all():  # the watcher thread's pooled connections too
+            close_pool = getattr(conn, "close_pool", None)
+            if close_pool is not None:
+                close_pool()
+            conn.close()
         blocker.__exit__(None, None, None)
