@@ -30,9 +30,10 @@ def orphans_in_cluster(world: World, key: str) -> set[str]:
     for rs in world.replicasets(key):
         meta = rs["metadata"]
         pod_hash = (meta.get("labels") or {}).get(HASH_LABEL)
-        if (rs.get("spec") or {}).get("replicas", 0) and pod_hash not in keep:
-            if SCALE_DOWN_DEADLINE not in (meta.get("annotations") or {}):
-                out.add(meta["name"])
+        wanted = (rs.get("spec") or {}).get("replicas", 0)
+        delayed = SCALE_DOWN_DEADLINE in (meta.get("annotations") or {})
+        if wanted and pod_hash not in keep and not delayed:
+            out.add(meta["name"])
     return out
 
 
@@ -47,7 +48,8 @@ def scaling_down_in_cluster(world: World, key: str) -> set[str]:
 
 def wait_for_header_phase(page: Any, phase: str, timeout: float = 15_000) -> None:
     page.wait_for_function(
-        "(p) => { const n = document.querySelector('[data-badge=phase] [data-field=status]'); return n && n.textContent === p; }",
+        "(p) => { const n = document.querySelector('[data-badge=phase] [data-field=status]');"
+        " return n && n.textContent === p; }",
         arg=phase,
         timeout=timeout,
     )
@@ -92,11 +94,17 @@ def check_rollout_page(world: World, page: Any, key: str) -> None:
     assert header_counts(page) == finding_counts(page)
     # Argo CD's health appears only where an Application manages the rollout.
     managed = world.managed_by_application(key)
-    assert (page.locator("#badges [data-badge=argocd]").count() > 0) == managed, f"Argo CD badge, managed={managed}"
+    assert (page.locator("#badges [data-badge=argocd]").count() > 0) == managed, (
+        f"Argo CD badge, managed={managed}"
+    )
     # Orphans: drawn (faded, apart) exactly when the cluster has one; a ReplicaSet waiting out its
     # scale-down delay is never called orphaned.
     expected = orphans_in_cluster(world, key)
-    drawn = set(page.locator("#revisions .rs[data-role=orphaned]").evaluate_all("ns => ns.map(n => n.getAttribute('data-rs'))"))
+    drawn = set(
+        page.locator("#revisions .rs[data-role=orphaned]").evaluate_all(
+            "ns => ns.map(n => n.getAttribute('data-rs'))"
+        )
+    )
     assert drawn == expected, f"orphans drawn {drawn}, in the cluster {expected}"
     assert (page.locator("#flow [data-role=orphaned]").count() > 0) == bool(expected)
     for name in scaling_down_in_cluster(world, key):
@@ -105,15 +113,19 @@ def check_rollout_page(world: World, page: Any, key: str) -> None:
         "ns => ns.filter(n => /orphan/i.test((n.querySelector('text.kind') || {}).textContent || ''))"
         ".map(n => n.getAttribute('data-role'))"
     )
-    assert all(role == "orphaned" for role in called_orphan), f"a node says ORPHANED with roles {called_orphan}"
+    assert all(role == "orphaned" for role in called_orphan), (
+        f"a node says ORPHANED with roles {called_orphan}"
+    )
     # Action enablement follows the cluster: unwedge only with an orphan, retry only after an abort.
     aborted = bool((rollout.get("status") or {}).get("abort"))
     applies = page.evaluate(
-        "() => Object.fromEntries(((JSON.parse(document.getElementById('initial').textContent).page || {}).actions"
-        " || {buttons: []}).buttons.map(b => [b.name, b.applies]))"
+        "() => Object.fromEntries(((JSON.parse(document.getElementById('initial').textContent).page || {})"
+        ".actions || {buttons: []}).buttons.map(b => [b.name, b.applies]))"
     )
     if applies.get("unwedge") is not None:
-        assert bool(applies["unwedge"]) == bool(expected), f"unwedge applies={applies['unwedge']}, orphans={expected}"
+        assert bool(applies["unwedge"]) == bool(expected), (
+            f"unwedge applies={applies['unwedge']}, orphans={expected}"
+        )
     if applies.get("retry") is not None:
         assert bool(applies["retry"]) == aborted, f"retry applies={applies['retry']}, aborted={aborted}"
     disabled_controls_say_why(page, "#rollout-actions button, #findings button[data-fix]")
@@ -125,7 +137,9 @@ def check_rollout_page(world: World, page: Any, key: str) -> None:
             assert params["replicaSet"] in names
             assert page.locator(f"#findings [data-code='{finding['code']}'] [data-fix]").count() == 1
     # The action bar is one row.
-    heights = page.locator("#rollout-actions").evaluate("n => [n.scrollHeight, n.clientHeight, n.scrollWidth, n.clientWidth]")
+    heights = page.locator("#rollout-actions").evaluate(
+        "n => [n.scrollHeight, n.clientHeight, n.scrollWidth, n.clientWidth]"
+    )
     assert heights[0] <= 48 and heights[2] <= heights[3] + 1, f"the action bar wraps or overflows: {heights}"
     names = page.locator("#rollout-actions button").all_text_contents()
     assert len(names) == len(set(names)), f"an action appears twice: {names}"
@@ -136,10 +150,14 @@ def check_canary_page(world: World, page: Any, key: str) -> None:
     """A Flagger Canary page: the phase is Flagger's, the actions are at the top, a failure is not 'fine'."""
     _, namespace, name = key.split("/")
     page.wait_for_selector("#flow [data-node=rollout]")
-    canary = next(c for c in world.objects("flagger.app/canaries", namespace) if c["metadata"]["name"] == name)
+    canary = next(
+        c for c in world.objects("flagger.app/canaries", namespace) if c["metadata"]["name"] == name
+    )
     phase = (canary.get("status") or {}).get("phase") or ""
     page.wait_for_function(
-        "(p) => (document.querySelector('[data-field=phase]') || {}).textContent === p", arg=phase, timeout=15_000
+        "(p) => (document.querySelector('[data-field=phase]') || {}).textContent === p",
+        arg=phase,
+        timeout=15_000,
     )
     bar = page.locator("#canary-actions").bounding_box()
     flow = page.locator("#flow").bounding_box()

@@ -57,6 +57,13 @@ def _posts(page: Any) -> list[str]:
     return sent
 
 
+def _wait_disabled(page: Any, selector: str, disabled: bool) -> None:
+    page.wait_for_function(
+        "([s, d]) => (document.querySelector(s).getAttribute('aria-disabled') === 'true') === d",
+        arg=[selector, disabled],
+    )
+
+
 def _bar(page: Any, action: str) -> Any:
     button = page.locator(f"#rollout-actions button[data-action='{action}']")
     button.wait_for()
@@ -68,7 +75,7 @@ def _confirm_if_asked(page: Any) -> str:
     dialog = page.locator("#action-confirm")
     try:
         dialog.wait_for(state="visible", timeout=1500)
-    except Exception:  # noqa: BLE001 — no dialog: the action does not ask
+    except Exception:
         return ""
     said = page.text_content("#action-confirm") or ""
     page.click("#action-confirm-go")
@@ -123,10 +130,10 @@ def test_an_admin_unwedges_the_orphan_from_the_finding_and_an_operator_sees_why_
     try:
         fix = operator.locator("#findings [data-code=orphaned-canary-replicaset] button[data-fix=unwedge]")
         fix.wait_for()
-        operator.wait_for_function(
-            "() => document.querySelector('#findings [data-fix=unwedge]').getAttribute('aria-disabled') === 'true'"
+        _wait_disabled(operator, "#findings [data-fix=unwedge]", True)
+        why = (
+            operator.text_content("#findings [data-code=orphaned-canary-replicaset] [data-fix-reason]") or ""
         )
-        why = operator.text_content("#findings [data-code=orphaned-canary-replicaset] [data-fix-reason]") or ""
         assert "may not" in why and operator.is_visible("#findings [data-fix-reason]")
         assert _bar(operator, "unwedge").get_attribute("aria-disabled") == "true"
     finally:
@@ -137,9 +144,7 @@ def test_an_admin_unwedges_the_orphan_from_the_finding_and_an_operator_sees_why_
         posts = _posts(page)
         fix = page.locator("#findings [data-code=orphaned-canary-replicaset] button[data-fix=unwedge]")
         fix.wait_for()
-        page.wait_for_function(
-            "() => document.querySelector('#findings [data-fix=unwedge]').getAttribute('aria-disabled') !== 'true'"
-        )
+        _wait_disabled(page, "#findings [data-fix=unwedge]", False)
         fix.click()
         page.locator("#action-confirm").wait_for(state="visible")
         assert orphan in (page.text_content("#action-confirm-text") or "")  # the dialog names the ReplicaSet
@@ -171,15 +176,22 @@ def test_an_operator_promotes_from_the_action_bar_and_an_admin_may_too(sims: Wor
     try:
         posts = _posts(page)
         promote = _bar(page, "promote")
-        page.wait_for_function(
-            "() => document.querySelector('#rollout-actions [data-action=promote]').getAttribute('aria-disabled') !== 'true'"
-        )
+        _wait_disabled(page, "#rollout-actions [data-action=promote]", False)
         promote.click()
         said = _confirm_if_asked(page)
         if said:  # it asks only to name the open critical findings it would go past
-            assert page.evaluate("() => document.querySelectorAll('#action-confirm-advice [data-warning]').length") > 0
-        _until("the promotion", lambda: (sims.rollout(PAUSED).get("status") or {}).get("currentStepIndex") == 2)
-        page.wait_for_function("() => document.querySelector('[data-field=step]').textContent === '2/2'", timeout=20_000)
+            assert (
+                page.evaluate(
+                    "() => document.querySelectorAll('#action-confirm-advice [data-warning]').length"
+                )
+                > 0
+            )
+        _until(
+            "the promotion", lambda: (sims.rollout(PAUSED).get("status") or {}).get("currentStepIndex") == 2
+        )
+        page.wait_for_function(
+            "() => document.querySelector('[data-field=step]').textContent === '2/2'", timeout=20_000
+        )
         assert posts[-1] == f"{sims.server.url}/api/v1/rollouts/{PAUSED}/actions/promote"
         assert_clean(page)
     finally:
@@ -197,9 +209,7 @@ def test_an_admin_skips_a_step_and_an_operator_may_too(sims: World) -> None:
     page = sims.open("admin", page_path(FIGHT))
     try:
         skip = _bar(page, "skip-current-step")
-        page.wait_for_function(
-            "() => document.querySelector('#rollout-actions [data-action=skip-current-step]').getAttribute('aria-disabled') !== 'true'"
-        )
+        _wait_disabled(page, "#rollout-actions [data-action=skip-current-step]", False)
         skip.click()
         _confirm_if_asked(page)
         _until(
@@ -227,13 +237,12 @@ def test_an_operator_aborts_after_confirming_and_an_admin_may_too(sims: World) -
         page.click("#action-confirm-go")
         _until("the abort", lambda: bool((sims.rollout(RACE).get("status") or {}).get("abort")))
         page.wait_for_function(
-            "() => document.querySelector('[data-badge=phase] [data-field=status]').textContent === 'Degraded'",
+            "() => document.querySelector('[data-badge=phase] [data-field=status]').textContent"
+            " === 'Degraded'",
             timeout=20_000,
         )
         # Now retry applies and abort does not; the disabled one says why.
-        page.wait_for_function(
-            "() => document.querySelector('#rollout-actions [data-action=abort]').getAttribute('aria-disabled') === 'true'"
-        )
+        _wait_disabled(page, "#rollout-actions [data-action=abort]", True)
         assert _bar(page, "abort").get_attribute("title")
         assert _bar(page, "retry").get_attribute("aria-disabled") != "true"
         assert_clean(page)

@@ -24,8 +24,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db]
 
 # The state each scenario settles in (the bus's view of its rollout), checked before its page is read.
 ENDS: dict[str, Any] = {
-    "healthy-canary": lambda v: v["status"] == "Healthy" and v.get("currentPodHash") == v.get("stableRS")
-    and len(v.get("revisions") or []) >= 2,
+    "healthy-canary": lambda v: (
+        v["status"] == "Healthy"
+        and v.get("currentPodHash") == v.get("stableRS")
+        and len(v.get("revisions") or []) >= 2
+    ),
     "failed-analysis-abort": lambda v: v["status"] == "Degraded",
     "rerender-race": lambda v: v["status"] == "Paused" and len(v.get("revisions") or []) >= 3,
     "paused-reads-degraded": lambda v: v["status"] == "Paused" and v.get("step") == "1/2",
@@ -43,7 +46,11 @@ SCENARIOS = list(ENDS)
 @pytest.fixture(scope="module")
 def sims(django_db_setup: Any, django_db_blocker: Any, browser: Any) -> Iterator[World]:
     with world(
-        SCENARIOS, django_db_blocker=django_db_blocker, browser=browser, redis_url=os.environ["REDIS_URL"], speed=6.0
+        SCENARIOS,
+        django_db_blocker=django_db_blocker,
+        browser=browser,
+        redis_url=os.environ["REDIS_URL"],
+        speed=6.0,
     ) as w:
         yield w
 
@@ -139,16 +146,24 @@ def test_axe_finds_nothing_serious_on_any_page(sims: World, dark: bool) -> None:
 
 def test_the_release_page_names_the_rerender_race_and_its_legend_shows_the_hash_change(sims: World) -> None:
     race = sims.wait_for_view(SCENARIO_KEYS["rerender-race"], ENDS["rerender-race"], timeout=120)
-    page = sims.open("viewer", page_path(SCENARIO_KEYS["rerender-race"]) + f"releases/{race['currentPodHash']}/")
+    page = sims.open(
+        "viewer", page_path(SCENARIO_KEYS["rerender-race"]) + f"releases/{race['currentPodHash']}/"
+    )
     try:
         page.wait_for_load_state("load")
-        page.wait_for_function("() => { const c = document.getElementById('release-chart'); return c && c.data; }")
+        page.wait_for_function(
+            "() => { const c = document.getElementById('release-chart'); return c && c.data; }"
+        )
         names = page.evaluate("() => document.getElementById('release-chart').data.map(t => t.name)")
-        kinds = page.evaluate("() => JSON.parse(document.getElementById('initial').textContent).events.map(e => e.kind)")
+        kinds = page.evaluate(
+            "() => JSON.parse(document.getElementById('initial').textContent).events.map(e => e.kind)"
+        )
         if "release.rerendered" in kinds:
             assert page.is_visible("#release-race")
             assert "Re-render race" in (page.text_content("#release-race") or "")
-        markers = page.evaluate("() => JSON.parse(document.getElementById('initial').textContent).chart.markers.map(m => m.group)")
+        markers = page.evaluate(
+            "() => JSON.parse(document.getElementById('initial').textContent).chart.markers.map(m => m.group)"
+        )
         for group in set(markers):
             assert any(n.startswith(group) for n in names), f"{group} missing from the legend {names}"
         assert page.get_attribute("#scrub", "aria-label")

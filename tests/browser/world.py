@@ -69,7 +69,9 @@ class World:
 
     def rollout(self, key: str) -> dict[str, Any]:
         _, namespace, name = key.split("/")
-        return next(o for o in self.objects("argoproj.io/rollouts", namespace) if o["metadata"]["name"] == name)
+        return next(
+            o for o in self.objects("argoproj.io/rollouts", namespace) if o["metadata"]["name"] == name
+        )
 
     def replicasets(self, key: str) -> list[dict[str, Any]]:
         _, namespace, name = key.split("/")
@@ -83,11 +85,17 @@ class World:
         _, namespace, name = key.split("/")
         for app in self.objects("argoproj.io/applications"):
             for res in (app.get("status") or {}).get("resources") or []:
-                if res.get("kind") == "Rollout" and res.get("name") == name and res.get("namespace") == namespace:
+                if (
+                    res.get("kind") == "Rollout"
+                    and res.get("name") == name
+                    and res.get("namespace") == namespace
+                ):
                     return True
         return False
 
-    def wait_for_view(self, key: str, check: Callable[[dict[str, Any]], bool], timeout: float = 60.0) -> dict[str, Any]:
+    def wait_for_view(
+        self, key: str, check: Callable[[dict[str, Any]], bool], timeout: float = 60.0
+    ) -> dict[str, Any]:
         """The bus's view of ``key`` once ``check`` holds (the watcher has caught up with the simulator)."""
         deadline = time.monotonic() + timeout
         view: dict[str, Any] = {}
@@ -102,16 +110,22 @@ class World:
         )
 
     # --- pages ------------------------------------------------------------------------------------
-    def open(self, role: str, path: str, *, viewport: dict[str, int] | None = None, dark: bool = False) -> Any:
+    def open(
+        self, role: str, path: str, *, viewport: dict[str, int] | None = None, dark: bool = False
+    ) -> Any:
         """A fresh tab signed in as the built-in ``role``, with page and console errors collected."""
         context = self.browser.new_context(
-            viewport=viewport or NARROW, storage_state=self.session(role), color_scheme="dark" if dark else "light"
+            viewport=viewport or NARROW,
+            storage_state=self.session(role),
+            color_scheme="dark" if dark else "light",
         )
         page = context.new_page()
         page.set_default_timeout(15_000)
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-        page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on(
+            "console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+        )
         page.errors = errors  # read by assert_clean
         page.goto(self.server.url + path)
         return page
@@ -148,7 +162,8 @@ def axe_violations(page: Any) -> list[str]:
         """async () => {
              const r = await axe.run(document, {resultTypes: ['violations']});
              return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-               .map(v => `${v.id} (${v.impact}): ${v.help} — ` + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
+               .map(v => `${v.id} (${v.impact}): ${v.help} — `
+                 + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
            }"""
     )
     return list(found)
