@@ -145,7 +145,8 @@ def plan(
 
 
 # The rollout states each action is for (the upstream dashboard's enablement: promote and abort while
-# Progressing or Paused, retry only after an abort), enforced here so the page and the service agree.
+# Progressing or Paused — abort also for a stuck, Degraded update — retry only after an abort), enforced
+# here so the page and the service agree.
 _MOVING = ("Progressing", "Paused")
 
 
@@ -161,7 +162,8 @@ def state_refusal(action: str, rollout: Mapping[str, Any]) -> str | None:
             return f"the update was aborted; nothing to {verb} (retry it, or roll out a new revision)"
         if promoted and phase == "Healthy":
             return "the rollout is fully promoted and healthy; there is no update to act on"
-        if phase not in _MOVING:
+        # A stuck update (Degraded: progress deadline exceeded) can still be aborted back to stable.
+        if phase not in _MOVING and not (action == "abort" and phase == "Degraded"):
             return f"the rollout is {phase}; this only applies while an update is progressing or paused"
     if action == "retry" and not aborted:
         return "only an aborted update can be retried, and this one was not aborted"

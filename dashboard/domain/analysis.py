@@ -119,11 +119,13 @@ class MetricView:
     error: int
     consecutive_error: int
     measurements: tuple[MeasurementView, ...]
+    address: str | None = None  # the provider's address as the template names it (prometheus.address …)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "provider": self.provider,
+            "address": self.address,
             "query": self.query,
             "interval": self.interval,
             "initialDelay": self.initial_delay,
@@ -317,6 +319,7 @@ def analysis_run_view(run: Mapping[str, Any], now: datetime) -> AnalysisRunView:
 
 def _metric_view(name: str, spec_metric: Mapping[str, Any], result: Mapping[str, Any]) -> MetricView:
     provider, query = _provider(spec_metric)
+    address = dig(spec_metric, "provider", provider, "address") if provider else None
     measurements = tuple(
         MeasurementView(
             metric=name,
@@ -334,6 +337,7 @@ def _metric_view(name: str, spec_metric: Mapping[str, Any], result: Mapping[str,
     return MetricView(
         name=name,
         provider=provider,
+        address=address if isinstance(address, str) and address else None,
         query=query,
         interval=interval if isinstance(interval, str) else None,
         initial_delay=initial_delay if isinstance(initial_delay, str) else None,

@@ -11,8 +11,9 @@ moved on (``changes`` says what), 422 the action does not apply (e.g. unwedge of
 limited, 502 the Kubernetes API refused (its message in ``detail``). A repeated idempotency key answers
 with the first attempt and ``"replayed": true``.
 
-Also ``GET …/actions`` (the actions this user may run on the rollout) and ``GET …/audit`` (its recent
-attempts), both filtered by the same permission checks.
+Also ``GET …/actions`` (the actions this user may run on the rollout, and the page's action bar: each
+action's ``buttons`` entry with applies/reason/params and this user's allowed/deniedReason, plus ``seen``)
+and ``GET …/audit`` (its recent attempts), both filtered by the same permission checks.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from dashboard.actions.live import entry_json
 from dashboard.actions.models import AuditEntry, Outcome
 from dashboard.actions.plans import DESTRUCTIVE
 from dashboard.actions.service import attempt_refused, rollout_act
+from dashboard.web import data
+from dashboard.web.rollout import actions as present_actions
+from dashboard.web.rollout import with_permissions
 
 STATUS = {
     Outcome.DONE: 200,
@@ -126,7 +130,13 @@ async def allowed_actions(request: HttpRequest, cluster: str, namespace: str, na
     if not access.can(GET, key):
         return JsonResponse({"error": f"no rollout {key}"}, status=404)
     allowed = access.actions_on(key, ACTIONS) if user.is_authenticated else []
-    return JsonResponse({"key": key, "actions": allowed, "confirm": sorted(DESTRUCTIVE & set(allowed))})
+    document: dict[str, Any] = {"key": key, "actions": allowed, "confirm": sorted(DESTRUCTIVE & set(allowed))}
+    _, view = await data.gather_rollout(key)
+    if view is not None and view.get("controller") != "flagger":
+        # The action bar as the page draws it: each action's rule and this user's right to run it.
+        permissions = await sync_to_async(data.action_permissions_sync)(user, key)
+        document.update(with_permissions(present_actions(view), permissions))
+    return JsonResponse(document)
 
 
 def _recent(key: str, limit: int) -> list[dict[str, Any]]:

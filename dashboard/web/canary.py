@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from dashboard.domain.status_icons import with_tones
+from dashboard.domain.attention import attention
+from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.web.fleet import reason_text, rollout_path, status_icon
 from dashboard.web.flow import TOP, _edge, _node, _traffic_width
 from dashboard.web.rollout import findings, timeline
@@ -90,9 +91,9 @@ def _image(view: Mapping[str, Any], tag: str) -> str:
 def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     phase = str(view.get("phase") or "")
     status = str(view.get("status") or "Unknown")
-    health = view.get("argocdHealth") if isinstance(view.get("argocdHealth"), Mapping) else {}
     gitops = view.get("gitops") if isinstance(view.get("gitops"), Mapping) else {}
-    argo_health = (gitops or {}).get("health") or (health or {}).get("status")
+    # Only where an Application manages it (issue 16 §4): no badge computed for an unmanaged canary.
+    argo_health = (gitops or {}).get("health")
     counts = {"critical": 0, "warning": 0, "info": 0}
     for finding in view.get("findings") or ():
         severity = finding.get("severity", "info")
@@ -112,6 +113,8 @@ def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "phaseSince": clock(view.get("phaseSince")),
         "message": str(view.get("message") or ""),
         "reason": reason_text(view),
+        # The fleet's classification of this canary (the same function): level, most severe finding.
+        **_attention(view),
         "strategy": str(view.get("strategy") or ""),
         "flaggerStrategy": str(view.get("flaggerStrategy") or ""),
         "provider": str(view.get("provider") or ""),
@@ -131,15 +134,10 @@ def header(view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "argocd": {
             "observed": bool(argo_health),
             "health": argo_health or "not observed",
-            "icon": {
-                "Healthy": "healthy",
-                "Progressing": "progressing",
-                "Suspended": "paused",
-                "Degraded": "degraded",
-            }.get(str(argo_health), "unknown"),
+            "icon": page_icon("argocd", argo_health),
             "sync": (gitops or {}).get("sync") or "",
             "app": (gitops or {}).get("app") or "",
-            "source": "application" if (gitops or {}).get("health") else "computed" if argo_health else "",
+            "source": "application" if argo_health else "",
             "note": "",
         },
         "findings": counts,
@@ -195,6 +193,57 @@ def failed_checks(view: Mapping[str, Any]) -> int:
             if isinstance(value, int):
                 return value
     return int(view.get("failedChecks") or 0)
+
+
+# The Canary's action bar: the gate answers that apply now (Flagger asks through its gates; an answer to a
+# gate nobody asks for changes nothing), in the rollout page's ``actions`` shape.
+_CANARY_BUTTONS = (("promote", "Promote"), ("pause", "Hold traffic"), ("abort", "Roll back"))
+
+
+def _attention(view: Mapping[str, Any]) -> dict[str, str]:
+    judged = attention(view)
+    return {
+        "attention": judged["attention"],
+        "attentionReason": judged["reason"],
+        "reasonCode": judged["reasonCode"],
+    }
+
+
+def canary_action_bar(view: Mapping[str, Any]) -> dict[str, Any]:
+    open_gates = [g for g in gates(view) if g["action"]]
+    phase = str(view.get("phase") or "")
+    critical = [
+        {"code": str(f.get("code")), "title": str(f.get("title")), "severity": "critical"}
+        for f in view.get("findings") or ()
+        if isinstance(f, Mapping) and f.get("severity") == "critical"
+    ]
+    buttons = []
+    for name, label in _CANARY_BUTTONS:
+        gate = next((g for g in open_gates if g["action"] == name), None)
+        words = PHASE_WORDS.get(phase, phase or "unknown")
+        button: dict[str, Any] = {
+            "name": name,
+            "label": gate["actionLabel"] if gate else label,
+            "destructive": name == "abort",
+            "applies": gate is not None,
+            "reason": "" if gate else f"no Flagger gate is waiting for this answer (the canary is {words})",
+            "params": None,
+            "choices": [],
+            "confirm": "",
+            "summary": f"Answer Flagger's {gate['type']} gate: {gate['actionLabel']}" if gate else "",
+            "warnings": critical if gate and name == "promote" else [],
+        }
+        if gate and name == "abort":
+            button["confirm"] = "Roll the canary back: Flagger routes all traffic to the primary"
+        if button["warnings"]:
+            titles = "; ".join(w["title"] for w in critical)
+            button["confirm"] = f"{button['summary']}. Still open: {titles}. Go ahead anyway?"
+        buttons.append(button)
+    return {
+        "buttons": buttons,
+        "suggested": None,
+        "seen": {"status": view.get("status") or "", "phase": phase},
+    }
 
 
 def checks(view: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -359,6 +408,8 @@ def build_canary_flow(view: Mapping[str, Any]) -> dict[str, Any]:
             width=_traffic_width(100 - weight), live=weight < 100, dashed=weight >= 100,
         ),
     ]  # fmt: skip
+    for node in nodes.values():  # each node's colour from the one map (dashboard.domain.status_icons)
+        node["tone"] = tone_of_icon(node.get("status")) if node.get("status") else ""
     height = max(n["y"] + n["h"] for n in nodes.values()) + 16
     return {
         "width": WIDTH,
@@ -388,6 +439,7 @@ def present_canary(
         "checks": checks(view),
         "events": events(view),
         "findings": findings(view),
+        "actions": canary_action_bar(view),
         "timeline": timeline(recorded),
         "updatedAt": view.get("updatedAt") or "",
     }

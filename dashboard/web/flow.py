@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from dashboard.domain.status_icons import tone_of_icon
 from dashboard.web.chain import git_node, merge_node, sync_node, view_chain
 from dashboard.web.fleet import status_icon
 from dashboard.web.timefmt import parse_duration, parse_time, short_age
@@ -368,12 +369,17 @@ def build_flow(
                 "cls": "muted",
             }
         ]
-    elif erroring:
-        nodes["metrics"].update(alert="critical", status="critical")
-        message = (analysis or {}).get("errorMessage") or "the provider is not answering"
-        nodes["metrics"]["lines"] = [{"text": str(message), "cls": "critical"}]
     else:
-        nodes["metrics"]["status"] = "healthy"
+        # What the analysis queries, as its template names it (not a guess of which backend is there).
+        address = str((analysis or {}).get("address") or "")
+        where = address.split("://", 1)[-1].rstrip("/") if address else "address not in the template"
+        nodes["metrics"]["lines"] = [{"text": where, "cls": "muted mono", "full": address}]
+        if erroring:
+            nodes["metrics"].update(alert="critical", status="critical")
+            message = (analysis or {}).get("errorMessage") or "the provider is not answering"
+            nodes["metrics"]["lines"].append({"text": str(message), "cls": "critical"})
+        else:
+            nodes["metrics"]["status"] = "healthy"
 
     rollout = _node(
         "rollout",
@@ -433,8 +439,11 @@ def build_flow(
             top["lines"] = [{"text": "update aborted · stable serving", "cls": "muted"}]
             fit_node(top)
         bottom = _workload("stable", "Stable", stable_rs, stable_hash, view, "stable")
-    top["role"] = "preview" if strategy == "BlueGreen" else "canary"
-    bottom["role"] = "active" if strategy == "BlueGreen" else "stable"
+    # A slot's role only when a ReplicaSet is drawn in it ("no release in flight" draws none).
+    if top.get("observed"):
+        top["role"] = "preview" if strategy == "BlueGreen" else "canary"
+    if bottom.get("observed"):
+        bottom["role"] = "active" if strategy == "BlueGreen" else "stable"
     nodes["canary"], nodes["stable"] = top, bottom
     workloads = [top, bottom]
     for i, rs in enumerate(orphans(view)[:2]):
@@ -447,9 +456,13 @@ def build_flow(
         workloads.append(node)
     for i, rs in enumerate(with_role(view, "scaling-down")[:2]):
         node = _workload(f"scaling{i}", "Scaling down", rs, str(rs.get("hash") or ""), view, "")
-        ends = parse_time(rs.get("scaleDownEndsAt"))
+        end_time = parse_time(rs.get("scaleDownEndsAt"))
         node.update(dashed=True, faded=True, role="scaling-down", scaleDownEndsAt=rs.get("scaleDownEndsAt"))
-        left = f"scaled down in {short_age((ends - now).total_seconds())}" if ends and ends > now else ""
+        left = (
+            f"scaled down in {short_age((end_time - now).total_seconds())}"
+            if end_time and end_time > now
+            else ""
+        )
         node["lines"].append(
             {"text": f"rev {rs.get('revision', '?')} · " + (left or "scaling down now"), "cls": "muted"}
         )
@@ -496,6 +509,8 @@ def build_flow(
     edges += [
         _edge(nodes, "rollout", key, dashed=True) for key in nodes if key.startswith(("orphan", "scaling"))
     ]
+    for node in nodes.values():  # each node's colour from the one map (dashboard.domain.status_icons)
+        node["tone"] = tone_of_icon(node.get("status")) if node.get("status") else ""
     height = max(n["y"] + n["h"] + (44 if n.get("marker") else 0) for n in nodes.values()) + 16
     return {
         "width": WIDTH,
@@ -627,6 +642,7 @@ def _current_analysis(view: Mapping[str, Any]) -> dict[str, Any] | None:
                 + (f" · {counts}" if counts else ""),
                 "provider": run.get("provider")
                 or next((m.get("provider") for m in run.get("metrics") or [] if m.get("provider")), None),
+                "address": next((m.get("address") for m in metrics if m.get("address")), None),
             }
         break  # only the current revision's analysis is "beside the rollout"
     return None

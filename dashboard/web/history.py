@@ -18,7 +18,7 @@ from urllib.parse import quote
 from dashboard.web.chain import release_chain
 from dashboard.web.flow import build_flow, fit_node, short_image
 from dashboard.web.replay import chart, replay
-from dashboard.web.rollout import event_icon
+from dashboard.web.rollout import event_critical, event_icon
 from dashboard.web.timefmt import parse_time, short_age
 
 OUTCOMES = {
@@ -93,9 +93,12 @@ def _replay_base(key: str, detail: Mapping[str, Any], live: Mapping[str, Any] | 
     }
 
 
-def _historic_flow(view: Mapping[str, Any], at: datetime) -> dict[str, Any]:
-    """The live page's diagram for a replayed view; pod counts were not recorded, so images stand in."""
-    flow = build_flow(view, at)
+def _historic_flow(
+    view: Mapping[str, Any], at: datetime, chain: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The live page's diagram for a replayed view; pod counts were not recorded, so images stand in.
+    ``chain`` is the release's GitOps chain, so Git and Argo CD show what the chain card shows."""
+    flow = build_flow(view, at, chain=chain or None)
     tags = {"canary": "canary", "stable": "stable"}
     for node in flow["nodes"]:
         if node["id"] in tags and node["lines"] and node["lines"][0]["text"] == "ReplicaSet not seen yet":
@@ -134,7 +137,7 @@ def present_release(
     event_frame: dict[int, int] = {}
     for number, frame in enumerate(frames):
         moment = parse_time(frame["at"]) or now
-        flow = _historic_flow(frame["view"], moment)
+        flow = _historic_flow(frame["view"], moment, chain)
         signature = json.dumps(flow, sort_keys=True)
         if signature not in seen:  # moments that draw the same diagram share it
             seen[signature] = len(flows)
@@ -157,6 +160,10 @@ def present_release(
             }
         )
     release = present_release_row(detail["release"], key, now)
+    commit = _mapping(_mapping(chain).get("commit"))
+    if commit.get("observed") and commit.get("sha"):
+        # The header and the chain card name one commit: the chain's (the row's may be a later render's).
+        release["gitRevision"] = str(commit["sha"])[:12]
     return {
         "key": key,
         "release": release,
@@ -165,6 +172,7 @@ def present_release(
         "frames": out_frames,
         "flows": flows,
         "chart": chart(frames, events),
+        "incidents": incidents(events),
         "events": [
             {
                 "at": str(e.get("at") or ""),
@@ -174,8 +182,34 @@ def present_release(
                 "title": str(e.get("title") or e.get("kind") or ""),
                 "podHash": e.get("podHash") or "",
                 "frame": event_frame.get(i, 0),
-                "critical": e.get("kind") in ("release.rerendered", "release.aborted"),
+                "critical": event_critical(e),
             }
             for i, e in enumerate(events)
         ],
     }
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def incidents(events: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The known incidents this release went through, named (the re-render race first of all), from its
+    recorded events: a ``release.rerendered`` event or a raised critical finding."""
+    found: dict[str, dict[str, str]] = {}
+    for e in events:
+        data = _mapping(e.get("data"))
+        if e.get("kind") == "release.rerendered":
+            code, title = "rerender-race", "Re-render race: the canary restarted at step 0"
+        elif e.get("kind") == "finding.raised" and data.get("severity") == "critical":
+            code, title = str(data.get("code") or ""), str(e.get("title") or "")
+        else:
+            continue
+        if code and code not in found:
+            found[code] = {
+                "code": code,
+                "title": title,
+                "at": str(e.get("at") or ""),
+                "when": when(e.get("at")),
+            }
+    return list(found.values())

@@ -238,4 +238,10 @@ def chart(frames: Sequence[Mapping[str, Any]], events: Sequence[Event]) -> dict[
             {"at": event.get("at"), "kind": kind, "group": group, "tone": tone,
              "title": str(event.get("title") or kind), "event": position}
         )
-    return {"series": series, "markers": markers}
+    # One legend entry per marker group and tone drawn (an abort's red diamond included), in order.
+    legend: list[dict[str, str]] = []
+    for marker in markers:
+        entry = {"group": marker["group"], "tone": marker["tone"]}
+        if entry not in legend:
+            legend.append(entry)
+    return {"series": series, "markers": markers, "legend": legend}

@@ -385,8 +385,8 @@ def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | No
     by_name = {b["name"]: b for b in buttons}
     suggested = None
     for f in open_findings:
-        button = by_name.get(str(f.get("action") or ""))
-        if button is not None and button.get("applies"):
+        remedy = by_name.get(str(f.get("action") or ""))
+        if remedy is not None and remedy.get("applies"):
             suggested = {"action": f["action"], "title": f["title"], "params": f.get("actionParams")}
             break
     return {

@@ -73,3 +73,55 @@ def test_undo_offers_the_earlier_revisions_to_pick_from() -> None:
     undo = _buttons(rollout, replica_sets, result.now())["undo"]
     assert [c["value"] for c in undo["choices"]] == ["1"]
     assert undo["params"] is None
+
+
+def test_in_orphaned_canary_the_pages_unwedge_runs_through_the_api(eager: None, admin_user: Any) -> None:
+    """Issue 16 §1: the button's params and seen, POSTed as they are, scale the orphan to 0 (no 400)."""
+    import json
+    import time
+    from datetime import UTC, datetime
+
+    from django.test import Client
+
+    from dashboard.kube.actions import _registered, forget_clients, register_cluster
+    from kubesim.controller.common import REPLICA_SETS
+    from kubesim.testing import running_kubesim
+
+    with running_kubesim(["orphaned-canary"], speed=20) as handle:
+        register_cluster("orphans", str(handle.kubeconfig))
+        forget_clients()
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                rollout = handle.call(
+                    lambda: handle.store.get("argoproj.io/rollouts", "warehouse", "inventory")
+                )
+                replica_sets = handle.call(lambda: handle.store.list(REPLICA_SETS, "warehouse")[0])
+                unwedge = _buttons(rollout, replica_sets, datetime.now(UTC))["unwedge"]
+                if unwedge["applies"] or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            assert unwedge["applies"], unwedge["reason"]
+            client = Client()
+            client.force_login(admin_user)
+            body = {"seen": plans.facts(rollout), "params": unwedge["params"]}
+            response = client.post(
+                "/api/v1/rollouts/orphans/warehouse/inventory/actions/unwedge",
+                json.dumps(body),
+                content_type="application/json",
+            )
+            assert response.status_code == 200, response.json()
+            name = unwedge["params"]["replicaSet"]
+            scaled = handle.call(lambda: handle.store.get(REPLICA_SETS, "warehouse", name))
+            assert scaled["spec"]["replicas"] == 0
+        finally:
+            _registered.pop("orphans", None)
+            forget_clients()
+
+
+def test_a_stuck_degraded_update_can_be_aborted_from_its_finding() -> None:
+    result, rollout, replica_sets = _state("progress-deadline", 200, "shop", "orders")
+    abort = _buttons(rollout, replica_sets, result.now())["abort"]
+    finding = next(f for f in result.findings("shop", "orders") if f.code == "progress-deadline-exceeded")
+    assert abort["applies"] and abort["confirm"]
+    assert (finding.action, finding.action_params) == ("abort", {})

@@ -121,3 +121,43 @@ def test_the_fleet_row_shows_argo_cds_words_beside_the_rollouts() -> None:
     )
     assert (row["status"], row["gitops"], row["gitopsIcon"]) == ("Paused", "Suspended · Synced", "paused")
     assert fleet_row({"name": "x"}, NOW)["gitops"] == ""
+
+
+def test_a_canary_waiting_for_promotion_offers_promote_in_the_rollout_pages_actions_shape() -> None:
+    from dashboard.domain.flagger import canary_view
+    from tests.flagger.test_simulation import Run
+
+    run = Run("flagger-waiting-approval")
+    canary = run.until(120, "backend")
+    view = canary_view(canary, events=run.events(), now=run.clock.now()).to_dict()
+    buttons = {b["name"]: b for b in present_canary(view, run.clock.now())["actions"]["buttons"]}
+    assert buttons["promote"]["applies"] and buttons["promote"]["reason"] == ""
+    assert not buttons["pause"]["applies"] and "no Flagger gate" in buttons["pause"]["reason"]
+
+
+def test_no_argo_cd_badge_for_a_canary_no_application_manages() -> None:
+    from dashboard.domain.flagger import canary_view
+    from tests.flagger.test_simulation import Run
+
+    run = Run("flagger-waiting-approval")
+    canary = run.until(120, "backend")
+    view = canary_view(canary, events=run.events(), now=run.clock.now()).to_dict()
+    assert view.get("argocdHealth") or view.get("argoCDHealth")  # Argo CD's rules would compute one
+    header = present_canary(view, run.clock.now())["header"]
+    assert (header["argocd"]["observed"], header["argocd"]["source"]) == (False, "")
+    assert header["attention"] == "waiting"
+
+
+def test_a_failed_canarys_header_and_analysis_node_are_critical_never_the_accent() -> None:
+    from dashboard.domain.flagger import canary_view
+    from tests.flagger.test_simulation import Run
+
+    run = Run("flagger-failed")
+    canary = run.until(140, "frontend")
+    page = present_canary(
+        canary_view(canary, events=run.events(), now=run.clock.now()).to_dict(), run.clock.now()
+    )
+    assert page["header"]["tone"] == "critical"
+    analysis = next(n for n in page["flow"]["nodes"] if n["id"] == "analysis")
+    assert analysis["tone"] == "critical"
+    assert "failed checks 5" in analysis["lines"][0]["text"]

@@ -138,7 +138,7 @@ def _workloads(scenario: str, seconds: float, namespace: str, name: str) -> dict
 
     view = scenario_view(run(scenario, seconds), namespace, name)
     flow = build_flow(view, datetime.now(UTC))
-    return {n["id"]: n for n in flow["nodes"] if n.get("role")}
+    return {n["id"]: n for n in flow["nodes"]}
 
 
 def test_the_orphaned_canary_is_drawn_apart_and_the_canary_node_says_aborted() -> None:
@@ -147,6 +147,7 @@ def test_the_orphaned_canary_is_drawn_apart_and_the_canary_node_says_aborted() -
     assert nodes["orphan0"]["dashed"] and nodes["orphan0"]["faded"] and nodes["orphan0"]["apart"]
     assert nodes["canary"]["title"] != nodes["orphan0"]["title"]
     assert "aborted" in nodes["canary"]["lines"][0]["text"]
+    assert "role" not in nodes["canary"]  # no ReplicaSet is the canary any more
 
 
 def test_after_a_successful_release_the_old_stable_is_scaling_down_not_orphaned() -> None:
@@ -175,6 +176,8 @@ def test_with_metrics_down_the_analysis_and_metrics_nodes_are_flagged_at_the_fir
     nodes = {n["id"]: n for n in build_flow(view, result.now())["nodes"]}
     assert (nodes["analysis"]["alert"], nodes["analysis"]["status"]) == ("critical", "critical")
     assert (nodes["metrics"]["alert"], nodes["metrics"]["status"]) == ("critical", "critical")
+    # It names what the analysis queries, from its template.
+    assert nodes["metrics"]["lines"][0]["text"] == "prometheus.monitoring:9090"
 
 
 def test_the_metrics_node_names_no_provider_when_no_analysis_runs() -> None:

@@ -165,3 +165,49 @@ def _embedded(html: str, element_id: str) -> Any:
         f'<script id="{element_id}" type="application/json">'
     )
     return json.loads(html[start : html.index("</script>", start)])
+
+
+def _with_unwedge(view: dict[str, Any]) -> dict[str, Any]:
+    button = {"name": "unwedge", "label": "Unwedge", "destructive": True, "applies": True, "reason": "",
+              "params": {"replicaSet": "checkout-lost"}, "choices": [], "confirm": "Scale it", "summary": "",
+              "warnings": []}  # fmt: skip
+    return {**view, "availableActions": {"buttons": [button], "seen": {"podHash": "x", "stepIndex": 0}}}
+
+
+def test_the_rollout_api_says_per_button_whether_this_user_may_run_it(
+    live_bus: Any, client_in: Client
+) -> None:
+    _publish(live_bus, _with_unwedge(samples.rerender_race()))
+    actions = client_in.get("/api/v1/rollouts/prod-eu/shop/checkout").json()["actions"]
+    [button] = actions["buttons"]
+    assert (button["applies"], button["allowed"]) == (True, False)
+    assert "may not unwedge" in button["deniedReason"]
+    assert actions["seen"] == {"podHash": "x", "stepIndex": 0}
+
+
+def test_the_rollout_page_embeds_this_users_permissions(live_bus: Any, client_in: Client) -> None:
+    _publish(live_bus, _with_unwedge(samples.rerender_race()))
+    initial = _embedded(client_in.get("/rollouts/prod-eu/shop/checkout/").content.decode(), "initial")
+    assert initial["permissions"]["unwedge"]["allowed"] is False
+    assert initial["page"]["actions"]["buttons"][0]["deniedReason"].endswith("may not unwedge")
+
+
+def test_a_viewer_is_told_which_role_may_not_act() -> None:
+    from dashboard.web.data import action_permissions_sync
+    from tests.actions.conftest import make_user
+
+    viewer = make_user("vera", "viewer")
+    operator = make_user("otto", "operator")
+    assert action_permissions_sync(viewer, "prod-eu/shop/checkout")["unwedge"] == {
+        "allowed": False,
+        "deniedReason": "your role viewer may not unwedge",
+    }
+    assert action_permissions_sync(operator, "prod-eu/shop/checkout")["promote"]["allowed"] is True
+
+
+def test_the_actions_api_lists_the_bar_with_this_users_rights(live_bus: Any, client_in: Client) -> None:
+    _publish(live_bus, _with_unwedge(samples.rerender_race()))
+    body = client_in.get("/api/v1/rollouts/prod-eu/shop/checkout/actions").json()
+    assert body["actions"] == []
+    assert body["buttons"][0]["name"] == "unwedge" and body["buttons"][0]["allowed"] is False
+    assert body["seen"] == {"podHash": "x", "stepIndex": 0}

@@ -32,6 +32,7 @@ from ..objects import (
 )
 from ..observations import Observations, RolloutObjects
 from ..phase import rollout_phase
+from ..rs_roles import DEFAULT_GRACE_SECONDS
 
 CRITICAL = "critical"
 WARNING = "warning"
@@ -52,7 +53,8 @@ class Thresholds:
     rerender_window_seconds: float = 120.0  # two renders closer than this are one release rendered twice
     weight_fight_window_seconds: float = 300.0
     weight_fight_min_changes: int = 3
-    scale_down_grace_seconds: float = 30.0  # a passed scale-down deadline the controller has not acted on yet
+    # A passed scale-down deadline the controller has not acted on yet; the same grace the view's roles use.
+    scale_down_grace_seconds: float = DEFAULT_GRACE_SECONDS
     stale_threshold_factor: float = 3.0
     stale_min_runs: int = 5  # successful runs before their measurements count as a baseline
     stale_min_measurements: int = 10

@@ -53,5 +53,8 @@ def detect(ctx: Context) -> list[Finding]:
             },
             runbook,
             since,
+            # The runbook's remedy, runnable from the page (nothing to abort once the controller did).
+            action=None if ctx.aborted else "abort",
+            action_params=None if ctx.aborted else {},
         )
     ]

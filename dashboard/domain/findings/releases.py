@@ -207,8 +207,8 @@ def rerender_race(ctx: Context, found_orphans: list[Orphan]) -> list[Finding]:
 
 def config_only_revision(ctx: Context) -> list[Finding]:
     current = ctx.current_rs
-    if current is None:
-        return []
+    if current is None or (ctx.fully_promoted and ctx.phase[0] == "Healthy"):
+        return []  # once the revision is promoted and healthy there is no restart left to warn about
     previous = _previous_revision(ctx, current)
     if previous is None:
         return []

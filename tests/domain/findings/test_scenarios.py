@@ -136,3 +136,15 @@ def test_a_long_healthy_canary_run_never_calls_its_threshold_stale() -> None:
     runs = result.store.list("argoproj.io/analysisruns", "shop")[0]
     successful = [r for r in runs if r["status"]["phase"] == "Successful"]
     assert len(successful) >= Thresholds().stale_min_runs
+
+
+def test_findings_clear_once_the_rerender_race_release_is_promoted_and_healthy() -> None:
+    from kubesim.controller import actions
+
+    result = run("rerender-race", 300)
+    assert {f.code for f in result.findings("web", "frontend")} >= {"rerender-race", "config-only-revision"}
+    actions.run_action(result.store, "web", "frontend", "promote-full", result.now())
+    result.sim.advance(120)
+    rollout = result.store.get("argoproj.io/rollouts", "web", "frontend")
+    assert rollout["status"]["phase"] == "Healthy"
+    assert [f.code for f in result.findings("web", "frontend") if f.severity != "info"] == []
