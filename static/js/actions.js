@@ -60,7 +60,7 @@
     suggest.hidden = !fix;
     if (fix) {
       fill(suggest, control(fix, "btn primary", suggested.params || {}, "suggest"),
-        el("span", { "class": "suggest-text" }, el("b", { text: "Suggested fix" }), " for “" + suggested.title + "”"));
+        el("span", { "class": "suggest-text", title: "Suggested fix for “" + suggested.title + "”" }, el("b", { text: "Suggested fix" }), " for “" + suggested.title + "”"));
     }
     // The suggested action sits in the suggestion, not a second time in the row.
     var row = buttons.filter(function (b) { return !fix || b.name !== fix.name; });
