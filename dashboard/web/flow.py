@@ -110,18 +110,14 @@ def _edge(
 def wrap(text: str, width: int, max_lines: int, px: float = SANS_PX) -> list[str]:
     """``text`` in lines that fit a box ``width`` px wide at the diagram's line size (last one elided).
 
-    Words longer than a line (image names, hashes) are split rather than cut."""
+    A word longer than a line (image names, hashes) starts a line of its own and is split only at the
+    line's end, never across the end of the line before ("(GIT" / "OPS_REPOSITORIES)" read as two words)."""
     limit = max(8, int((width - 24) / px))
     lines: list[str] = []
     for word in text.split():
         while len(word) > limit:
-            room = limit - len(lines[-1]) - 1 if lines else 0
-            if room >= 4:
-                lines[-1] += " " + word[:room]
-                word = word[room:]
-            else:
-                lines.append(word[:limit])
-                word = word[limit:]
+            lines.append(word[:limit])
+            word = word[limit:]
         if not word:
             continue
         if lines and len(lines[-1]) + 1 + len(word) <= limit:

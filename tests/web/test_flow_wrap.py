@@ -1,0 +1,18 @@
+"""The diagram's line wrapping keeps a long word in one piece where it can (issue 16 §10: "GIT
+OPS_REPOSITORIES", "DOES-NOT-EXIS" were split across the end of the line before)."""
+
+from __future__ import annotations
+
+from dashboard.web.flow import wrap
+
+
+def test_a_long_word_starts_its_own_line_instead_of_filling_the_line_before() -> None:
+    lines = wrap("for webhooks (GITOPS_REPOSITORIES)", 150, 3)  # the word is longer than a line here
+    assert lines[0] == "for webhooks"
+    assert "".join(lines[1:]) == "(GITOPS_REPOSITORIES)"
+
+
+def test_a_word_longer_than_a_whole_line_is_still_split_at_the_line_end() -> None:
+    lines = wrap("x" * 60, 200, 5)
+    assert "".join(lines) == "x" * 60
+    assert all(len(line) <= len(lines[0]) for line in lines)
