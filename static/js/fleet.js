@@ -141,7 +141,7 @@
             // What the sync engine says, beside what the rollout says.
             row.gitops ? el("span", { "class": "engine" + (row.gitopsTone ? " " + UI.toneClass(row.gitopsTone) : ""), "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
               icon(row.gitopsIcon), "Argo CD " + row.gitops) : null),
-          row.reason ? el("div", { "class": "reason " + reasonTone(row), text: row.reason }) : null))),
+          row.reason ? el("div", { "class": "reason " + reasonTone(row), title: row.reason, text: row.reason }) : null))),
       stepCell(row),
       weightCell(row),
       el("td", { "class": "hashes" }, row.canaryHash ? el("span", { text: row.canaryHash }) : null,
