@@ -48,7 +48,7 @@
   }
 
   function drawNode(node) {
-    var cls = "node node-" + node.id + (node.role ? " role-" + node.role : "") + (node.observed ? "" : " unobserved") + (node.dashed ? " dashed" : "") +
+    var cls = "node node-" + node.id + (node.tone ? " " + UI.toneClass(node.tone) : "") + (node.role ? " role-" + node.role : "") + (node.observed ? "" : " unobserved") + (node.dashed ? " dashed" : "") +
       (node.alert ? " alert-" + node.alert : "") + (node.faded ? " faded" : "");
     var g = svg("g", { "class": cls, "data-node": node.id, "data-role": node.role || null, tabindex: 0, role: "img", "aria-label": describe(node) });
     var title = svg("title"); title.textContent = describe(node); g.appendChild(title);
