@@ -130,8 +130,15 @@ def _undo(
     replica_sets: Sequence[Mapping[str, Any]],
     now: datetime,
 ) -> None:
-    if not _ask(button, "undo", rollout, replica_sets, None, now):
+    try:
+        plan = plans.plan("undo", rollout, replica_sets, None, now)
+    except plans.Refused as refusal:
+        button.update(applies=False, reason=str(refusal))
         return
+    # Applies whenever there is an earlier revision: whether the template already matches it is decided
+    # on the full object when it runs (the watcher keeps only part of the rollout's template), and then
+    # nothing is sent — a no-op, never a refusal.
+    button.update(applies=True, reason="", summary=plan.summary, confirm=plan.summary)
     current = dig_str(rollout, "status", "currentPodHash")
     candidates = sorted(plans.owned(rollout, replica_sets), key=plans.revision_of, reverse=True)
     choices = []

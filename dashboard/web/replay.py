@@ -241,7 +241,7 @@ def chart(frames: Sequence[Mapping[str, Any]], events: Sequence[Event]) -> dict[
     # One legend entry per marker group and tone drawn (an abort's red diamond included), in order.
     legend: list[dict[str, str]] = []
     for marker in markers:
-        entry = {"group": marker["group"], "tone": marker["tone"]}
+        entry = {"group": str(marker["group"]), "tone": str(marker["tone"])}
         if entry not in legend:
             legend.append(entry)
     return {"series": series, "markers": markers, "legend": legend}

@@ -18,6 +18,7 @@ import orjson
 import pytest
 import yaml
 
+from dashboard.actions.availability import action_availability
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.findings import Thresholds, detect_findings
 from dashboard.domain.flagger import canary_view
@@ -48,7 +49,8 @@ def projected(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def shown(objects: Sequence[Mapping[str, Any]], now: datetime) -> bytes:
-    """Every Rollout's view as the watcher publishes it (view, ``gitops``, findings from its history)."""
+    """Every Rollout's view as the watcher publishes it (view, ``gitops``, findings from its history, the
+    action bar)."""
     by_namespace: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for obj in objects:
         by_namespace[dig_str(obj, "metadata", "namespace")][str(obj.get("kind"))].append(obj)
@@ -67,6 +69,7 @@ def shown(objects: Sequence[Mapping[str, Any]], now: datetime) -> bytes:
             document, objects=around, history=history, now=now, thresholds=Thresholds(), baselines=None
         )
         document["findings"] = [finding.to_dict() for finding in findings]
+        document["availableActions"] = action_availability(rollout, near["ReplicaSet"], now)
         documents.append(document)
     return orjson.dumps(documents, default=str)
 

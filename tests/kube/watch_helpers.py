@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard.actions.availability import action_availability
 from dashboard.domain.rollout_view import rollout_views
 from dashboard.history.models import Release, TimelineEvent
 from dashboard.history.recorder import Recorder
@@ -38,8 +39,18 @@ def fresh_views(sim: Any, cluster: str) -> dict[str, dict[str, Any]]:
             objects.extend({**item, "kind": kind} for item in items)
         return objects
 
-    views = rollout_views(sim.call(list_all), now=datetime.now(UTC), cluster=cluster)
-    return {f"{cluster}/{v.namespace}/{v.name}": v.to_dict() for v in views}
+    objects, now = sim.call(list_all), datetime.now(UTC)
+    views = {
+        f"{cluster}/{v.namespace}/{v.name}": v.to_dict()
+        for v in rollout_views(objects, now=now, cluster=cluster)
+    }
+    for obj in objects:  # the action bar, from the same objects (as RolloutInputs.view adds it)
+        if obj["kind"] == "Rollout":
+            meta = obj["metadata"]
+            replica_sets = [o for o in objects if o["kind"] == "ReplicaSet"]
+            view = views[f"{cluster}/{meta['namespace']}/{meta['name']}"]
+            view["availableActions"] = action_availability(obj, replica_sets, now)
+    return views
 
 
 async def assert_bus_matches_fresh_list(bus: LiveBus, sim: Any, cluster: str, timeout: float = 10.0) -> None:
