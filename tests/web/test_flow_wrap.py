@@ -3,7 +3,7 @@ OPS_REPOSITORIES", "DOES-NOT-EXIS" were split across the end of the line before)
 
 from __future__ import annotations
 
-from dashboard.web.flow import wrap
+from dashboard.web.flow import text_px, wrap
 
 
 def test_a_long_word_starts_its_own_line_instead_of_filling_the_line_before() -> None:
@@ -16,3 +16,9 @@ def test_a_word_longer_than_a_whole_line_is_still_split_at_the_line_end() -> Non
     lines = wrap("x" * 60, 200, 5)
     assert "".join(lines) == "x" * 60
     assert all(len(line) <= len(lines[0]) for line in lines)
+
+
+def test_capitals_count_wider_so_a_wrapped_line_fits_its_box() -> None:
+    lines = wrap("the repository is not configured for webhooks (GITOPS_REPOSITORIES)", 160, 6)
+    assert all(text_px(line) <= 160 - 24 for line in lines), lines
+    assert "".join(lines).replace(" ", "").endswith("(GITOPS_REPOSITORIES)")
