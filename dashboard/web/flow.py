@@ -131,6 +131,10 @@ def wrap(text: str, width: int, max_lines: int, px: float = SANS_PX) -> list[str
             cut = 1
             while cut < len(word) and fits(word[: cut + 1]):
                 cut += 1
+            # Break after a separator where there is one ("rollouts-demo:" / "does-not-exist").
+            soft = max(word.rfind(c, 0, cut) for c in "/:-_.@")
+            if soft >= cut // 3:
+                cut = soft + 1
             lines.append(word[:cut])
             word = word[cut:]
         if not word:

@@ -22,3 +22,9 @@ def test_capitals_count_wider_so_a_wrapped_line_fits_its_box() -> None:
     lines = wrap("the repository is not configured for webhooks (GITOPS_REPOSITORIES)", 160, 6)
     assert all(text_px(line) <= 160 - 24 for line in lines), lines
     assert "".join(lines).replace(" ", "").endswith("(GITOPS_REPOSITORIES)")
+
+
+def test_a_long_image_name_breaks_after_a_separator() -> None:
+    lines = wrap("argoproj/rollouts-demo:does-not-exist", 200, 3, 7.0)
+    assert lines[0].endswith((":", "-", "/")), lines
+    assert "".join(lines) == "argoproj/rollouts-demo:does-not-exist"
