@@ -65,7 +65,7 @@ def test_each_scenario_page_agrees_with_itself_and_the_cluster(sims: World, scen
             check_canary_page(sims, page, key)
         else:
             check_rollout_page(sims, page, key)
-        shot(page, f"scenario-{scenario}")
+        shot(page, f"scenario-{scenario}", docs=scenario in ("orphaned-canary", "flagger-waiting-approval"))
     finally:
         page.context.close()
 

@@ -169,9 +169,17 @@ def axe_violations(page: Any) -> list[str]:
     return list(found)
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, *, docs: bool = False) -> None:
+    """The whole page into artifacts/screenshots; with ``docs`` also its top 1600 px into
+    artifacts/screenshots/docs, the size docs/screenshots keeps (copied there by hand when regenerated)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    if docs:
+        (SHOTS / "docs").mkdir(exist_ok=True)
+        height = min(1600, int(page.evaluate("() => document.documentElement.scrollHeight")))
+        width = int(page.evaluate("() => document.documentElement.clientWidth"))
+        clip = {"x": 0, "y": 0, "width": width, "height": height}
+        page.screenshot(path=str(SHOTS / "docs" / f"{name}.png"), full_page=True, clip=clip)
 
 
 def _drain(stream: Any, path: Path) -> None:
