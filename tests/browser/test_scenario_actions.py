@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.pages import orphans_in_cluster
+from tests.browser.pages import orphans_in_cluster, scaling_down_in_cluster
 from tests.browser.world import SCENARIO_KEYS, World, assert_clean, page_path, shot, world
 
 # django_db: so pytest-django creates the test database (the module fixture writes the users once).
@@ -193,6 +193,19 @@ def test_an_operator_promotes_from_the_action_bar_and_an_admin_may_too(sims: Wor
             "() => document.querySelector('[data-field=step]').textContent === '2/2'", timeout=20_000
         )
         assert posts[-1] == f"{sims.server.url}/api/v1/rollouts/{PAUSED}/actions/promote"
+        # After a healthy release the old stable waits out its scale-down delay: drawn quiet with its time
+        # left, never as an orphan (the false alarm of issue 16 §3).
+        _until(
+            "the release to finish",
+            lambda: (sims.rollout(PAUSED).get("status") or {}).get("phase") == "Healthy",
+        )
+        scaling = scaling_down_in_cluster(sims, PAUSED)
+        if scaling:  # the delay (30 s simulated) may already be over on a slow machine
+            name = next(iter(scaling))
+            row = page.locator(f"#revisions .rs[data-rs='{name}'][data-role=scaling-down]")
+            row.wait_for(timeout=10_000)
+            assert "left" in (row.text_content() or "")
+        assert page.locator("#revisions .rs[data-role=orphaned], #flow [data-role=orphaned]").count() == 0
         assert_clean(page)
     finally:
         page.context.close()
