@@ -235,8 +235,9 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  function canaryAct(action, label, destructive) {
-    if (destructive && !window.confirm(label + " " + key + "? Flagger acts on its next analysis tick.")) return;
+  // `ask`: the server's confirmation text (and the open findings it would go past), or "" to act at once.
+  function canaryAct(action, label, ask) {
+    if (ask && !window.confirm(ask)) return;
     var result = document.getElementById("canary-action-result");
     result.hidden = false; result.className = "note action-result"; result.textContent = label + "…";
     fetch(canaryBase + encodeURIComponent(action), { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrf() } })
@@ -248,15 +249,32 @@
       .catch(function (error) { result.className = "note action-result critical"; result.textContent = label + " failed: " + error; });
   }
 
-  // Every Canary action is shown; one this user may not run is disabled with the reason beside it.
-  function actButton(action, label, destructive) {
-    if (!action) return null;
-    var reason = canaryMay.indexOf(action) < 0 ? "Your role may not " + label.toLowerCase() + " this canary." : "";
+  // A button of the Canary's bar; `reason` (why it is disabled) is shown as its tooltip and description.
+  function canaryButton(action, label, destructive, reason, ask) {
     var id = "why-canary-" + action;
     return [el("button", { type: "button", "class": "btn" + (destructive ? " danger" : "") + (reason ? " is-disabled" : ""),
       "data-canary-action": action, "aria-disabled": reason ? "true" : null, title: reason || null, "aria-describedby": reason ? id : null,
-      onclick: function () { if (!reason) canaryAct(action, label, destructive); } }, label),
+      onclick: function () { if (!reason) canaryAct(action, label, ask); } }, label),
       reason ? el("span", { "class": "sr-only", id: id, text: reason }) : null];
+  }
+
+  // Actions outside the server's bar document (suspend / resume): shown to all, disabled with the reason
+  // for a user who may not run them.
+  function actButton(action, label, destructive) {
+    var reason = canaryMay.indexOf(action) < 0 ? "Your role may not " + label.toLowerCase() + " this canary." : "";
+    return canaryButton(action, label, destructive, reason,
+      destructive ? label + " " + key + "? Flagger acts on its next analysis tick." : "");
+  }
+
+  // The server's bar (page.actions): whether each gate answer applies now and why not, this user's right,
+  // and what to confirm (naming the open critical findings a promote would go past).
+  function barButton(b) {
+    var reason = b.allowed === false ? (b.deniedReason || "Your role may not " + b.label.toLowerCase() + " this canary.")
+      : canaryMay.indexOf(b.name) < 0 && b.allowed === undefined ? "Your role may not " + b.label.toLowerCase() + " this canary."
+      : !b.applies ? (b.reason || "Does not apply now.") : "";
+    var ask = b.confirm || "";
+    if (b.warnings && b.warnings.length && !ask) ask = b.label + "? Still open: " + b.warnings.map(function (w) { return w.title; }).join("; ");
+    return canaryButton(b.name, b.label, b.destructive, reason, ask);
   }
 
   function canaryBadges(h) {
@@ -356,14 +374,11 @@
     drawFindings(page.findings, page);
     fill(document.getElementById("canary-notes"), canaryNotes(page.notes));
     fill(document.getElementById("canary-gates"), canaryGates(page.gates));
-    // The action bar at the top: the gates' answers (promote, roll back) first, then hold/suspend/resume.
-    var gateActions = [], seenAction = {};
-    page.gates.forEach(function (g) {
-      if (g.action && !seenAction[g.action] && g.action !== "pause") { seenAction[g.action] = true; gateActions.push(actButton(g.action, g.actionLabel, g.destructive)); }
-    });
-    fill(document.getElementById("canary-actions"), gateActions,
-      actButton("pause", "Hold traffic", false),
-      h.suspended ? actButton("resume", "Resume", false) : actButton("suspend", "Suspend", true));
+    // The action bar at the top: the server's gate answers (promote, hold, roll back), then suspend/resume.
+    var bar = ((page.actions && page.actions.buttons) || []).map(barButton);
+    fill(document.getElementById("canary-actions"), bar.filter(function (x, i) { return !page.actions.buttons[i].destructive; }),
+      h.suspended ? actButton("resume", "Resume", false) : actButton("suspend", "Suspend", true),
+      bar.filter(function (x, i) { return page.actions.buttons[i].destructive; }));
     fill(document.getElementById("canary-checks"), canaryChecks(page.checks));
     fill(document.getElementById("canary-events"), canaryEvents(page.events));
     fill(document.getElementById("timeline"), timeline(page.timeline));
