@@ -88,6 +88,8 @@ def take(url: str, password: str, out: Path, timeout: float) -> None:
         # The re-render race: wait for the hash change to be seen, then the rollout page.
         page.goto(url + "rollouts/demo/web/frontend/")
         page.wait_for_selector("[data-marker=step-reset]")
+        # ...and for the pause after it, when the page suggests its fix (Promote) beside the actions.
+        page.wait_for_selector("#action-suggest:not([hidden])")
         page.wait_for_timeout(1500)  # let the analysis charts settle
         shoot(page, out / "rollout.png")
         # The same page in the dark theme (the choice the theme toggle stores), then back to light.

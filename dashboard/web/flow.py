@@ -8,6 +8,7 @@ says "not observed". Non-goal: deciding status or weights; they come from the Ro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -126,7 +127,10 @@ def wrap(text: str, width: int, max_lines: int, px: float = SANS_PX) -> list[str
         return text_px(line, px) <= room
 
     lines: list[str] = []
-    for word in text.split():
+    # A number keeps its unit on its line ("1 s", "50 %"): a no-break space joins them, and only plain
+    # spaces separate words.
+    text = re.sub(r"(\d) (s|m|h|ms|%)(?=\W|$)", "\\1\u00a0\\2", text)
+    for word in re.split(r"[ \t\n]+", text.strip()):
         while not fits(word):
             cut = 1
             while cut < len(word) and fits(word[: cut + 1]):

@@ -28,3 +28,9 @@ def test_a_long_image_name_breaks_after_a_separator() -> None:
     lines = wrap("argoproj/rollouts-demo:does-not-exist", 200, 3, 7.0)
     assert lines[0].endswith((":", "-", "/")), lines
     assert "".join(lines) == "argoproj/rollouts-demo:does-not-exist"
+
+
+def test_a_number_keeps_its_unit_on_its_line() -> None:
+    lines = wrap("rev 2 · scaled down in 1 s", 160, 3)
+    assert not any(line.strip() == "s" for line in lines), lines
+    assert lines[-1].endswith("1\u00a0s")
