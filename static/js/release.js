@@ -60,14 +60,16 @@
       { x: s.at, y: s.actualWeight, name: "actual weight %", mode: "lines", line: { shape: "hv", color: cssVar("--accent"), width: 3 } },
       { x: s.at, y: s.step, name: "step index", mode: "lines", yaxis: "y2", line: { shape: "hv", color: cssVar("--text-3"), width: 1.5 } },
     ];
-    // One trace per marker kind and tone, so the legend shows each symbol in its own colour (the red
-    // diamond of a hash change included).
+    // One trace per legend entry the server lists (marker kind and tone), so the legend shows each symbol
+    // in its own colour (the red diamond of a hash change or abort included).
+    var legend = doc.chart.legend || [];
     var groups = {}, order = [];
+    legend.forEach(function (entry) { var k = entry.group + "\u0000" + (entry.tone || ""); groups[k] = []; order.push(k); });
     doc.chart.markers.forEach(function (m) {
       var k = m.group + "\u0000" + (m.tone || "");
-      if (!groups[k]) { groups[k] = []; order.push(k); }
-      groups[k].push(m);
+      if (groups[k]) groups[k].push(m);
     });
+    order = order.filter(function (k) { return groups[k].length; });
     var tonesPer = {};
     order.forEach(function (k) { var g = k.split("\u0000")[0]; tonesPer[g] = (tonesPer[g] || 0) + 1; });
     order.forEach(function (k) {
@@ -110,14 +112,21 @@
     else if (event.key === "ArrowRight") { event.preventDefault(); show(frame + 1); }
   });
   UI.fill(list, events());
-  // The re-render race, named on the page when the recorded events name it.
-  var races = doc.events.filter(function (e) { return e.kind === "release.rerendered"; });
-  var raceNote = document.getElementById("release-race");
-  if (raceNote && races.length) {
-    raceNote.hidden = false;
-    UI.fill(raceNote, icon("critical"), " ", el("b", { text: "Re-render race" }), ": ",
-      races.map(function (e, i) { return (i ? "; " : "") + e.when + " — " + e.title; }).join(""),
-      ". Argo CD rendered the same commit twice and the second render changed the pod template, so the canary restarted at step 0 and the first render's ReplicaSet was left behind.");
+  // The known incidents this release went through (the re-render race first of all), as the server
+  // names them, each with the moment it was recorded (a click replays that moment).
+  var incidents = document.getElementById("release-incidents");
+  if (incidents && (doc.incidents || []).length) {
+    incidents.hidden = false;
+    UI.fill(incidents, doc.incidents.map(function (inc) {
+      var li = el("li", { "data-incident": inc.code }, icon("critical"), " ", el("b", { text: inc.title }),
+        el("span", { "class": "muted", text: " · " + inc.when }));
+      var at = Date.parse(inc.at), best = -1;
+      doc.frames.forEach(function (f, i) { if (Date.parse(f.at) <= at) best = i; });
+      if (best >= 0) {
+        li.appendChild(el("button", { type: "button", "class": "linkbtn", onclick: function () { show(best); } }, " replay that moment"));
+      }
+      return li;
+    }));
   }
   if (doc.frames.length) show(doc.frames.length - 1);
   else label.textContent = "nothing recorded yet";
