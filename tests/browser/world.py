@@ -4,7 +4,8 @@ checks every page must pass (no page or console error, no sideways scroll at 128
 
 Module scope keeps the suite affordable on two shared cores: the server, the simulator and the browser
 start once per module, and each role signs in once (its cookies are reused by every page it opens).
-The database rows the module creates are flushed when it ends, as a transactional test would.
+The database rows the module creates are flushed when it ends, as a transactional test would, and the
+rows the data migrations made (the built-in roles) are put back for the tests that follow.
 Non-goal: scenario-specific expectations (the test modules hold those).
 """
 
@@ -189,6 +190,15 @@ def _drain(stream: Any, path: Path) -> None:
             sink.flush()
 
 
+def _restore_migrated_rows() -> None:
+    """The rows data migrations create (the built-in roles), which a flush removes and later tests expect."""
+    import importlib
+
+    from django.apps import apps
+
+    importlib.import_module("dashboard.access.migrations.0002_builtin_roles").create(apps, None)
+
+
 def _users() -> None:
     from django.contrib.auth.models import User
 
@@ -272,6 +282,7 @@ def world(
         if keys:
             client.delete(*keys)
         call_command("flush", interactive=False, verbosity=0)
+        _restore_migrated_rows()
         from django.db import connections
 
         for conn in connections.all():  # the watcher thread's pooled connections too
