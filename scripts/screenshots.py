@@ -4,8 +4,8 @@ Starts ``manage.py demo`` (kubesim scenarios → the real watcher → the web ap
 port with a throw-away SQLite database, signs in with the demo password it prints, waits for the
 scenarios to reach the interesting moments (the re-render race's hash change), and saves ``fleet.png``,
 ``rollout.png`` (rerender-race; ``rollout-dark.png`` is the same in the dark theme) and ``history.png``
-(its release timeline) with headless Chromium, cropped to at most 1600 px tall. Needs /usr/bin/chromium
-and ImageMagick's ``convert``.
+(its release timeline) with headless Chromium, cropped to at most 1600 px tall (by the browser itself,
+so nothing but /usr/bin/chromium is needed).
 Non-goal: pixel-stable images (the demo runs in real time, so ages and countdowns differ per run).
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -64,13 +63,12 @@ def start_demo(port: int, database: Path, speed: float) -> tuple[subprocess.Pope
     raise SystemExit("the demo did not print its password within 120 s")
 
 
-def crop(path: Path) -> None:
-    """At most MAX_HEIGHT px tall, and small: an 8-bit palette PNG when that keeps it legible."""
-    subprocess.run(
-        ["convert", str(path), "-crop", f"x{MAX_HEIGHT}+0+0", "+repage", "-strip", str(path)], check=True
+def shoot(page: object, path: Path) -> None:
+    """The page from its top, at most MAX_HEIGHT px tall."""
+    height = min(MAX_HEIGHT, int(page.evaluate("() => document.documentElement.scrollHeight")))  # type: ignore[attr-defined]
+    page.screenshot(  # type: ignore[attr-defined]
+        path=str(path), full_page=True, clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height}
     )
-    if path.stat().st_size > 400_000:
-        subprocess.run(["convert", str(path), "-colors", "256", f"PNG8:{path}"], check=True)
 
 
 def take(url: str, password: str, out: Path, timeout: float) -> None:
@@ -90,27 +88,29 @@ def take(url: str, password: str, out: Path, timeout: float) -> None:
         # The re-render race: wait for the hash change to be seen, then the rollout page.
         page.goto(url + "rollouts/demo/web/frontend/")
         page.wait_for_selector("[data-marker=step-reset]")
+        # ...and for the pause after it, when the page suggests its fix (Promote) beside the actions.
+        page.wait_for_selector("#action-suggest:not([hidden])")
         page.wait_for_timeout(1500)  # let the analysis charts settle
-        page.screenshot(path=str(out / "rollout.png"), full_page=True)
+        shoot(page, out / "rollout.png")
         # The same page in the dark theme (the choice the theme toggle stores), then back to light.
         page.evaluate("localStorage.setItem('theme', 'dark')")
         page.reload()
         page.wait_for_selector("[data-marker=step-reset]")
         page.wait_for_timeout(1500)
-        page.screenshot(path=str(out / "rollout-dark.png"), full_page=True)
+        shoot(page, out / "rollout-dark.png")
         page.evaluate("localStorage.setItem('theme', 'light')")
 
         page.goto(url + "?healthy=1")  # the healthy group expanded, so every demo rollout shows
         page.wait_for_selector("#fleet-body tr.row")
         page.wait_for_timeout(500)
-        page.screenshot(path=str(out / "fleet.png"), full_page=True)
+        shoot(page, out / "fleet.png")
 
         page.goto(url + "rollouts/demo/web/frontend/history/")
         page.wait_for_selector("#releases a")
         page.click("#releases tbody tr:first-child a")
         page.wait_for_selector("#release-chart .main-svg")
         page.wait_for_timeout(800)
-        page.screenshot(path=str(out / "history.png"), full_page=True)
+        shoot(page, out / "history.png")
         browser.close()
 
 
@@ -120,8 +120,6 @@ def main() -> None:
     parser.add_argument("--speed", type=float, default=8.0, help="demo speed (simulated s per real s)")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each moment")
     args = parser.parse_args()
-    if not shutil.which("convert"):
-        raise SystemExit("ImageMagick's convert is needed to crop the screenshots")
     args.out.mkdir(parents=True, exist_ok=True)
     port = free_port()
     with tempfile.TemporaryDirectory() as scratch:
@@ -132,7 +130,6 @@ def main() -> None:
             process.terminate()
             process.wait(15)
     for name in ("fleet.png", "rollout.png", "rollout-dark.png", "history.png"):
-        crop(args.out / name)
         print(f"{args.out / name}: {(args.out / name).stat().st_size // 1024} KiB")
 
 

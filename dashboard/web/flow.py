@@ -8,6 +8,7 @@ says "not observed". Non-goal: deciding status or weights; they come from the Ro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -107,30 +108,51 @@ def _edge(
     }
 
 
+def text_px(text: str, px: float = SANS_PX) -> float:
+    """Roughly how wide ``text`` draws: capitals are wider than the average letter in the sans font."""
+    if px != SANS_PX:  # monospace: every character the same
+        return len(text) * px
+    return sum(px * (1.25 if c.isupper() else 1.0) for c in text)
+
+
 def wrap(text: str, width: int, max_lines: int, px: float = SANS_PX) -> list[str]:
     """``text`` in lines that fit a box ``width`` px wide at the diagram's line size (last one elided).
 
-    Words longer than a line (image names, hashes) are split rather than cut."""
-    limit = max(8, int((width - 24) / px))
+    A word longer than a line (image names, hashes) starts a line of its own and is split only at the
+    line's end, never across the end of the line before ("(GIT" / "OPS_REPOSITORIES)" read as two words).
+    (The browser measures the drawn text and elides what still does not fit, keeping it in a tooltip.)"""
+    room = max(8 * px, width - 24)
+
+    def fits(line: str) -> bool:
+        return text_px(line, px) <= room
+
     lines: list[str] = []
-    for word in text.split():
-        while len(word) > limit:
-            room = limit - len(lines[-1]) - 1 if lines else 0
-            if room >= 4:
-                lines[-1] += " " + word[:room]
-                word = word[room:]
-            else:
-                lines.append(word[:limit])
-                word = word[limit:]
+    # A number keeps its unit on its line ("1 s", "50 %"): a no-break space joins them, and only plain
+    # spaces separate words.
+    text = re.sub(r"(\d) (s|m|h|ms|%)(?=\W|$)", "\\1\u00a0\\2", text)
+    for word in re.split(r"[ \t\n]+", text.strip()):
+        while not fits(word):
+            cut = 1
+            while cut < len(word) and fits(word[: cut + 1]):
+                cut += 1
+            # Break after a separator where there is one ("rollouts-demo:" / "does-not-exist").
+            soft = max(word.rfind(c, 0, cut) for c in "/:-_.@")
+            if soft >= cut // 3:
+                cut = soft + 1
+            lines.append(word[:cut])
+            word = word[cut:]
         if not word:
             continue
-        if lines and len(lines[-1]) + 1 + len(word) <= limit:
+        if lines and fits(lines[-1] + " " + word):
             lines[-1] += " " + word
         else:
             lines.append(word)
     if len(lines) > max_lines:
         lines = lines[:max_lines]
-        lines[-1] = lines[-1][: limit - 1].rstrip() + "…"
+        last = lines[-1]
+        while last and not fits(last + "…"):
+            last = last[:-1]
+        lines[-1] = last.rstrip() + "…"
     return lines
 
 

@@ -7,6 +7,7 @@ where they are tested. Non-goal: computing the view itself (the domain does) or 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -271,7 +272,7 @@ def measurement_value(raw: object) -> float | None:
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
-        return float(raw)
+        return float(raw) if math.isfinite(raw) else None
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
@@ -280,7 +281,10 @@ def measurement_value(raw: object) -> float | None:
         return None
     while isinstance(value, list) and value:
         value = value[0]
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    # "[NaN]" (a 0/0 query) parses to nan, which is not JSON: the page would fail to read its document.
+    return float(value) if math.isfinite(value) else None
 
 
 def analysis_charts(view: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -22,5 +22,6 @@ urlpatterns = [
     path(f"api/v1/rollouts/{_ROLLOUT}/releases/<str:pod_hash>", views.api_release, name="api-release"),
     path("accounts/login/", views.login_page, name="login"),
     path("accounts/logout/", views.logout_page, name="logout"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("assets/plotly.min.js", views.plotly_js, name="plotly-js"),
 ]

@@ -23,7 +23,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from dashboard.access.rbac import aaccess_for, access_for
 from dashboard.access.visibility import can_view, may_read, visible
@@ -72,7 +72,7 @@ def _key(cluster: str, namespace: str, name: str) -> str:
 
 
 @never_cache
-@require_GET
+@require_safe  # HEAD / answers like GET (uptime checks use HEAD)
 @_reader()
 async def fleet_page(request: HttpRequest) -> HttpResponse:
     """The page shell, at once: the rows follow from ``api_fleet_rows`` (requested by the shell's preload)."""
@@ -291,6 +291,15 @@ def _plotly_path() -> Path:
     import plotly
 
     return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+@require_safe
+def favicon(request: HttpRequest) -> FileResponse:
+    """``/favicon.ico`` for clients that ask for it without reading the page's ``<link rel=icon>``."""
+    icon = settings.BASE_DIR / "static" / "favicon.svg"
+    response = FileResponse(icon.open("rb"), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 @require_GET

@@ -74,6 +74,12 @@
     return String(value === undefined || value === null ? "" : value)
       .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
-  window.UI = { el: el, svg: svg, icon: icon, controllerIcon: controllerIcon, clear: clear, fill: fill, readJSON: readJSON,
+  // The one status → look map of the browser: the server names a tone (and an icon) for every status,
+  // severity and role; this only turns the name into a class. Unknown names read as neutral, never as
+  // the accent (the accent means live traffic / progressing).
+  var TONES = { critical: 1, warning: 1, healthy: 1, accent: 1, progressing: 1, paused: 1, info: 1, neutral: 1, unknown: 1, degraded: 1 };
+  function toneClass(name) { return "tone-" + (TONES[name] ? name : "neutral"); }
+
+  window.UI = { toneClass: toneClass, el: el, svg: svg, icon: icon, controllerIcon: controllerIcon, clear: clear, fill: fill, readJSON: readJSON,
     countdown: countdown, plotText: plotText };
 })();

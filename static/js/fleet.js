@@ -43,7 +43,7 @@
   }
 
   function matches(row) {
-    if (filter.group && row.group !== filter.group) return false;
+    if (filter.group && groupOf(row) !== filter.group) return false;
     if (filter.cluster && row.cluster !== filter.cluster) return false;
     if (filter.namespace && row.namespace !== filter.namespace) return false;
     if (filter.fav && !favourites.has(row.key)) return false;
@@ -63,7 +63,7 @@
 
   function compare(a, b) {
     var fa = favourites.has(a.key) ? 0 : 1, fb = favourites.has(b.key) ? 0 : 1;
-    return (GROUP_RANK[a.group] - GROUP_RANK[b.group]) || (fa - fb) ||
+    return (GROUP_RANK[groupOf(a)] - GROUP_RANK[groupOf(b)]) || (fa - fb) ||
       (b.findings.critical - a.findings.critical) || (b.findings.warning - a.findings.warning) ||
       ((a.startedAt || "9") < (b.startedAt || "9") ? -1 : (a.startedAt || "9") > (b.startedAt || "9") ? 1 : 0) ||
       (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
@@ -80,9 +80,15 @@
     return Math.floor(s / 86400) + " d";
   }
 
+  // A row's group is the server's attention classification (`attention`; older documents: `group`);
+  // the chips, the group headers and the counts all read only this.
+  function groupOf(row) { return row.attention || row.group; }
+
+  // The reason under the status is the server's attention reason; its colour is that attention level's.
+  var ATTENTION_TONES = { critical: "critical", degraded: "critical", attention: "warning", waiting: "paused", progressing: "progressing", healthy: "" };
   function reasonTone(row) {
-    if (row.group === "attention" || row.group === "degraded") return "tone-critical";
-    return row.group === "waiting" || row.group === "progressing" ? "tone-accent" : "";
+    var tone = ATTENTION_TONES[groupOf(row)];
+    return tone ? UI.toneClass(tone) : "";
   }
 
   function stepCell(row) {
@@ -123,19 +129,19 @@
       if (favourites.has(row.key)) favourites.delete(row.key); else favourites.add(row.key);
       saveFavourites(); scheduleRender();
     });
-    var tr = el("tr", { "class": "row g-" + row.group, "data-key": row.key, "data-status": row.status },
+    var tr = el("tr", { "class": "row g-" + groupOf(row), "data-key": row.key, "data-status": row.status, "data-attention": groupOf(row), "data-reason-code": row.reasonCode || null },
       el("td", { "class": "col-fav" }, favButton),
       el("td", { "class": "name" }, el("a", { href: row.url, text: row.name }),
         el("div", { "class": "sub" }, UI.controllerIcon(row.controller),
           el("span", { "data-field": "controller", text: row.controllerLabel || "Argo Rollouts" }),
           row.strategy ? " · " + row.strategy.toLowerCase() : "")),
       el("td", null, el("span", { text: row.cluster }), el("span", { "class": "muted", text: " / " }), el("span", { text: row.namespace })),
-      el("td", null, el("div", { "class": "status-cell" }, icon(row.icon),
+      el("td", null, el("div", { "class": "status-cell" + (row.tone ? " " + UI.toneClass(row.tone) : "") }, icon(row.icon),
         el("div", null, el("div", { "class": "status-text" }, el("span", { text: row.status }),
             // What the sync engine says, beside what the rollout says.
-            row.gitops ? el("span", { "class": "engine", "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
+            row.gitops ? el("span", { "class": "engine" + (row.gitopsTone ? " " + UI.toneClass(row.gitopsTone) : ""), "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
               icon(row.gitopsIcon), "Argo CD " + row.gitops) : null),
-          row.reason ? el("div", { "class": "reason " + reasonTone(row), text: row.reason }) : null))),
+          row.reason ? el("div", { "class": "reason " + reasonTone(row), title: row.reason, text: row.reason }) : null))),
       stepCell(row),
       weightCell(row),
       el("td", { "class": "hashes" }, row.canaryHash ? el("span", { text: row.canaryHash }) : null,
@@ -148,14 +154,14 @@
 
   function groupRow(group, count, open) {
     var collapsible = group.name === "healthy";
-    var label = el("span", null, icon(group.name === "attention" ? "critical" : group.name === "waiting" ? "paused" : group.name),
+    var label = el("span", null, icon(group.icon || (group.name === "attention" ? "warning" : group.name === "waiting" ? "paused" : group.name)),
       " " + group.label + " ", el("span", { "class": "badge", text: String(count) }), el("span", { "class": "hint", text: group.hint }));
     var head = collapsible
       ? el("button", { type: "button", "aria-expanded": open ? "true" : "false" }, el("span", { "class": "chev" }, icon("chevron")), label,
           el("span", { "class": "hint", text: open ? "· click to collapse" : "· collapsed, click to show" }))
       : label;
     if (collapsible) head.addEventListener("click", function () { expanded.healthy = !open; syncUrl(); scheduleRender(); });
-    return el("tr", { "class": "group", "aria-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head));
+    return el("tr", { "class": "group", "data-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head));
   }
 
   function render() {
@@ -163,12 +169,12 @@
     var list = Object.keys(rows).map(function (k) { return rows[k]; });
     var counts = { "": list.length };
     groups.forEach(function (g) { counts[g.name] = 0; });
-    list.forEach(function (r) { counts[r.group] = (counts[r.group] || 0) + 1; });
+    list.forEach(function (r) { counts[groupOf(r)] = (counts[groupOf(r)] || 0) + 1; });
     document.querySelectorAll("[data-count]").forEach(function (node) { node.textContent = String(counts[node.getAttribute("data-count")] || 0); });
     var shown = list.filter(matches).sort(compare);
     items = [];
     var byGroup = {};
-    shown.forEach(function (r) { (byGroup[r.group] = byGroup[r.group] || []).push(r); });
+    shown.forEach(function (r) { (byGroup[groupOf(r)] = byGroup[groupOf(r)] || []).push(r); });
     groups.forEach(function (g) {
       var members = byGroup[g.name];
       if (!members) return;
@@ -297,7 +303,7 @@
       var old = rows[row.key];
       rows[row.key] = row;
       var tr = trs[row.key];
-      var moved = !old || old.group !== row.group || old.startedAt !== row.startedAt ||
+      var moved = !old || groupOf(old) !== groupOf(row) || old.startedAt !== row.startedAt ||
         old.findings.critical !== row.findings.critical || old.findings.warning !== row.findings.warning;
       if (moved || matches(old) !== matches(row)) structural = true;
       else if (tr) tr.replaceWith(buildRow(row));  // rows outside the drawn window are drawn when scrolled to
@@ -384,7 +390,8 @@
     update: function (message) { apply(message.rows || [], message.removed || []); },
   });
   // The rows document was requested by the shell's preload; this fetch is served from that response.
-  fetch(document.getElementById("fleet-rows-url").getAttribute("href"), { credentials: "same-origin" })
+  // (Same credentials mode as the preload's crossorigin="use-credentials", or the browser fetches twice.)
+  fetch(document.getElementById("fleet-rows-url").getAttribute("href"), { credentials: "include" })
     .then(function (response) {
       if (response.status === 401) { location.reload(); return null; }
       if (!response.ok) throw new Error("the server answered " + response.status);

@@ -11,19 +11,30 @@
     return node;
   }
 
-  function fit(value, width, size) {  // keep long names inside their box (the server already wrapped lines)
-    var max = Math.floor(width / (size * 0.56));
-    return value.length > max ? value.slice(0, Math.max(1, max - 1)) + "…" : value;
+  // A text that may not fit its box is measured once it is in the page and cut with "…" to the width
+  // it has; its whole value stays in a tooltip (and in the node's description under the diagram).
+  function fitted(x, y, cls, value, width, size, extra, full) {
+    var node = text(x, y, cls, value, extra);
+    node.setAttribute("data-fit", Math.max(8, Math.floor(width)));
+    if (full && full !== value) node.setAttribute("data-full", full);
+    return node;
   }
 
-  // A text that may be cut carries its whole value as a tooltip.
-  function fitted(x, y, cls, value, width, size, extra, full) {
-    var shown = fit(value, width, size);
-    var node = text(x, y, cls, shown, extra);
-    if (shown !== value || (full && full !== value)) {
-      var tip = svg("title"); tip.textContent = full || value; node.appendChild(tip);
+  function cut(node) {
+    var width = Number(node.getAttribute("data-fit"));
+    var whole = node.textContent, shown = whole;
+    if (node.getComputedTextLength() > width) {
+      var lo = 1, hi = whole.length;
+      while (lo < hi) {  // the longest prefix that fits with its ellipsis
+        var mid = Math.ceil((lo + hi) / 2);
+        node.textContent = whole.slice(0, mid) + "…";
+        if (node.getComputedTextLength() <= width) lo = mid; else hi = mid - 1;
+      }
+      shown = whole.slice(0, lo).replace(/\s+$/, "") + "…";
+      node.textContent = shown;
     }
-    return node;
+    var full = node.getAttribute("data-full") || whole;
+    if (shown !== full) { var tip = svg("title"); tip.textContent = full; node.appendChild(tip); }
   }
 
   // Links come from webhook payloads; the presenter passes only http(s) URLs (dashboard/web/chain.py).
@@ -37,9 +48,9 @@
   }
 
   function drawNode(node) {
-    var cls = "node node-" + node.id + (node.observed ? "" : " unobserved") + (node.dashed ? " dashed" : "") +
+    var cls = "node node-" + node.id + (node.tone ? " " + UI.toneClass(node.tone) : "") + (node.role ? " role-" + node.role : "") + (node.observed ? "" : " unobserved") + (node.dashed ? " dashed" : "") +
       (node.alert ? " alert-" + node.alert : "") + (node.faded ? " faded" : "");
-    var g = svg("g", { "class": cls, "data-node": node.id, tabindex: 0, role: "img", "aria-label": describe(node) });
+    var g = svg("g", { "class": cls, "data-node": node.id, "data-role": node.role || null, tabindex: 0, role: "img", "aria-label": describe(node) });
     var title = svg("title"); title.textContent = describe(node); g.appendChild(title);
     g.appendChild(svg("rect", { "class": "box", x: node.x, y: node.y, width: node.w, height: node.h, rx: 8 }));
     var x = node.x + 12, y = node.y + 20;
@@ -64,7 +75,7 @@
       g.appendChild(svg("rect", { "class": "marker-bg " + node.marker.cls, x: node.x, y: my, width: node.w, height: mh, rx: 6 }));
       g.appendChild(fitted(x, my + 15, "marker " + node.marker.cls, node.marker.text, node.w - 20, 12,
         { "data-marker": node.marker.role || (node.marker.reset ? "step-reset" : "hash-change") }));
-      if (node.marker.sub) g.appendChild(text(x, my + 31, "marker " + node.marker.cls, node.marker.sub, { "data-marker": "hashes" }));
+      if (node.marker.sub) g.appendChild(fitted(x, my + 31, "marker " + node.marker.cls, node.marker.sub, node.w - 20, 12, { "data-marker": "hashes" }));
     }
     return g;
   }
@@ -101,10 +112,14 @@
     var defs = svg("defs", null, svg("marker", { id: "arrow", viewBox: "0 0 8 8", refX: 7, refY: 4, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
       svg("path", { d: "M0,0 L8,4 L0,8 z", fill: "currentColor", "class": "s-unknown" })));
     target.appendChild(defs);
-    flow.columns.forEach(function (col) { target.appendChild(text(col.x, 14, "col-label", col.label)); });
+    flow.columns.forEach(function (col, i) {
+      var next = flow.columns[i + 1];
+      target.appendChild(fitted(col.x, 14, "col-label", col.label, (next ? next.x - col.x : flow.width - col.x) - 12, 11));
+    });
     flow.edges.forEach(function (edge) { if (edge.to !== "users") target.appendChild(drawEdge(edge)); });
     flow.nodes.forEach(function (node) { target.appendChild(drawNode(node)); });
     flow.edges.forEach(function (edge) { if (edge.to === "users") target.appendChild(drawEdge(edge)); });
+    Array.prototype.forEach.call(target.querySelectorAll("text[data-fit]"), cut);
     var detail = document.getElementById("flow-detail");
     if (detail) {
       var chosen = detail.getAttribute("data-node");

@@ -21,6 +21,7 @@
     var f = doc.frames[index];
     scrub.value = String(index);
     output.textContent = f.when;
+    scrub.setAttribute("aria-valuetext", f.when + " · " + f.label);
     label.textContent = "moment " + (index + 1) + " of " + doc.frames.length + " · " + f.label;
     Flow.draw(document.getElementById("flow"), doc.flows[f.flow]);
     document.body.setAttribute("data-frame", String(index));
@@ -59,19 +60,30 @@
       { x: s.at, y: s.actualWeight, name: "actual weight %", mode: "lines", line: { shape: "hv", color: cssVar("--accent"), width: 3 } },
       { x: s.at, y: s.step, name: "step index", mode: "lines", yaxis: "y2", line: { shape: "hv", color: cssVar("--text-3"), width: 1.5 } },
     ];
-    var groups = {};
-    doc.chart.markers.forEach(function (m) { (groups[m.group] = groups[m.group] || []).push(m); });
-    Object.keys(groups).forEach(function (group) {
-      var ms = groups[group];
-      traces.push({ x: ms.map(function (m) { return m.at; }), y: ms.map(function () { return 108; }), name: UI.plotText(group), mode: "markers",
-        marker: { symbol: SYMBOLS[group] || "circle", size: 11, color: ms.map(function (m) { return cssVar(TONES[m.tone] || "--text-3"); }),
-          line: { width: 1.5, color: ms.map(function (m) { return cssVar(TONES[m.tone] || "--text-3"); }) } },
+    // One trace per legend entry the server lists (marker kind and tone), so the legend shows each symbol
+    // in its own colour (the red diamond of a hash change or abort included).
+    var legend = doc.chart.legend || [];
+    var groups = {}, order = [];
+    legend.forEach(function (entry) { var k = entry.group + "\u0000" + (entry.tone || ""); groups[k] = []; order.push(k); });
+    doc.chart.markers.forEach(function (m) {
+      var k = m.group + "\u0000" + (m.tone || "");
+      if (groups[k]) groups[k].push(m);
+    });
+    order = order.filter(function (k) { return groups[k].length; });
+    var tonesPer = {};
+    order.forEach(function (k) { var g = k.split("\u0000")[0]; tonesPer[g] = (tonesPer[g] || 0) + 1; });
+    order.forEach(function (k) {
+      var ms = groups[k], group = ms[0].group, tone = ms[0].tone || "";
+      var colour = cssVar(TONES[tone] || "--text-3");
+      traces.push({ x: ms.map(function (m) { return m.at; }), y: ms.map(function () { return 108; }),
+        name: UI.plotText(group + (tonesPer[group] > 1 && tone ? " (" + tone + ")" : "")), mode: "markers",
+        marker: { symbol: SYMBOLS[group] || "circle", size: 11, color: colour, line: { width: 1.5, color: colour } },
         text: ms.map(function (m) { return UI.plotText(m.title); }), hoverinfo: "text", customdata: ms.map(function (m) { return m.event; }) });
     });
     var first = doc.frames.length ? doc.frames[Math.max(0, frame)].at : null;
     var layout = {
-      margin: { l: 44, r: 44, t: 10, b: 36 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-      font: { color: cssVar("--text-2"), size: 11 }, hovermode: "closest", legend: { orientation: "h", y: -0.18 },
+      margin: { l: 44, r: 44, t: 10, b: 72 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      font: { color: cssVar("--text-2"), size: 11 }, hovermode: "closest", legend: { orientation: "h", y: -0.2, yanchor: "top" },
       xaxis: { type: "date", gridcolor: cssVar("--border") },
       yaxis: { title: { text: "weight %" }, range: [0, 116], gridcolor: cssVar("--border"), zeroline: false },
       yaxis2: { title: { text: "step" }, overlaying: "y", side: "right", rangemode: "tozero", showgrid: false, dtick: 1 },
@@ -100,6 +112,22 @@
     else if (event.key === "ArrowRight") { event.preventDefault(); show(frame + 1); }
   });
   UI.fill(list, events());
+  // The known incidents this release went through (the re-render race first of all), as the server
+  // names them, each with the moment it was recorded (a click replays that moment).
+  var incidents = document.getElementById("release-incidents");
+  if (incidents && (doc.incidents || []).length) {
+    incidents.hidden = false;
+    UI.fill(incidents, doc.incidents.map(function (inc) {
+      var li = el("li", { "data-incident": inc.code }, icon("critical"), " ", el("b", { text: inc.title }),
+        el("span", { "class": "muted", text: " · " + inc.when }));
+      var at = Date.parse(inc.at), best = -1;
+      doc.frames.forEach(function (f, i) { if (Date.parse(f.at) <= at) best = i; });
+      if (best >= 0) {
+        li.appendChild(el("button", { type: "button", "class": "linkbtn", onclick: function () { show(best); } }, " replay that moment"));
+      }
+      return li;
+    }));
+  }
   if (doc.frames.length) show(doc.frames.length - 1);
   else label.textContent = "nothing recorded yet";
   window.addEventListener("load", chart);  // plotly loads deferred

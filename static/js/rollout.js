@@ -9,15 +9,17 @@
   function pct(v) { return v === null || v === undefined ? "—" : v + " %"; }
 
   function badges(h) {
-    var phase = el("span", { "class": "pair", "data-badge": "phase", title: "The rollout's own phase (Argo Rollouts)" },
+    var phase = el("span", { "class": "pair" + (h.tone ? " " + UI.toneClass(h.tone) : ""), "data-badge": "phase", title: "The rollout's own phase (Argo Rollouts)" },
       el("span", { "class": "k", text: "Rollout" }), el("span", null, icon(h.icon), el("span", { "data-field": "status", text: h.status })));
     var argo = el("span", { "class": "pair", "data-badge": "argocd", title: "Health as Argo CD reports it" },
       el("span", { "class": "k", text: h.argocd.source === "computed" ? "Argo CD (computed)" : "Argo CD" }),
       el("span", null, icon(h.argocd.observed ? h.argocd.icon : "unknown"), el("span", { text: h.argocd.health })),
       h.argocd.sync ? el("span", { text: h.argocd.sync }) : null);
-    var parts = [phase, argo];
+    // Argo CD's health only where an Application manages the rollout (the server says which).
+    var managed = h.argocd && h.argocd.health && (h.argocd.managed || h.argocd.source === "application");
+    var parts = managed ? [phase, argo] : [phase];
     if (h.reason) parts.push(el("span", { "class": "muted", "data-field": "message", text: "“" + h.reason + "”" }));
-    if (h.argocd.note) parts.push(el("span", { "class": "health-note", text: h.argocd.note }));
+    if (managed && h.argocd.note) parts.push(el("span", { "class": "health-note", text: h.argocd.note }));
     if (h.findings.critical) parts.push(el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical"));
     if (h.findings.warning) parts.push(el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning" + (h.findings.warning > 1 ? "s" : "")));
     return parts;
@@ -39,16 +41,28 @@
     return out;
   }
 
-  // A finding's fix is offered only to users who may run it (actions.js handles the click); others
-  // see no button at all.
-  var mayRun = (UI.readJSON("action-permissions") || { allowed: [] }).allowed;
-  function fixButton(action) {
-    if (!action || mayRun.indexOf(action) < 0) return null;
-    return el("button", { type: "button", "class": "btn primary", "data-fix": action }, action.charAt(0).toUpperCase() + action.slice(1));
+  // Every finding with a remedy carries its button: the action and its parameters come with the finding
+  // (`action`, `actionParams`); actions.js runs it, and marks it disabled with the reason when this user
+  // may not (the reason is written beside it, not only in a tooltip).
+  function fixButton(f, page) {
+    if (!f.action) return null;
+    var b = ((page.actions && page.actions.buttons) || []).filter(function (x) { return x.name === f.action; })[0];
+    var text = b ? b.label : f.action.charAt(0).toUpperCase() + f.action.slice(1);
+    var target = f.actionParams && (f.actionParams.replicaSet || f.actionParams.revision);
+    return el("div", { "class": "fix" },
+      el("button", { type: "button", "class": "btn primary", "data-fix": f.action }, text),
+      target ? el("span", { "class": "muted mono", text: String(target) }) : null,
+      el("span", { "class": "fix-reason muted", "data-fix-reason": "", hidden: true }));
   }
 
-  function findings(list) {
-    if (!list.length) return [el("p", { "class": "none" }, icon("healthy"), " No findings: nothing here needs a person.")];
+  function findings(list, page) {
+    if (!list.length) {
+      // A page whose own status is a failure never says "nothing here needs a person".
+      var bad = page.header && (page.header.tone === "critical" || page.header.status === "Degraded");
+      return [el("p", { "class": "none" }, icon(bad ? "degraded" : "healthy"),
+        bad ? " No findings beyond the status above: " + (page.header.reason || page.header.message || page.header.status) + "."
+          : " No findings: nothing here needs a person.")];
+    }
     return list.map(function (f) {
       var runbook = null;
       if (f.runbook.length) {
@@ -63,7 +77,7 @@
         el("p", { text: f.explanation }),
         evidence(f),
         runbook,
-        fixButton(f.action));
+        fixButton(f, page));
     });
   }
 
@@ -105,12 +119,12 @@
   }
 
   // Live updates redraw the cards; whatever evidence a reader had opened stays open.
-  function drawFindings(list) {
+  function drawFindings(list, page) {
     var target = document.getElementById("findings");
     var open = Array.prototype.map.call(target.querySelectorAll("details[open]"), function (d) {
       return d.closest("[data-code]").getAttribute("data-code") + "/" + d.getAttribute("data-details");
     });
-    fill(target, findings(list));
+    fill(target, findings(list, page));
     target.querySelectorAll("details").forEach(function (d) {
       if (open.indexOf(d.closest("[data-code]").getAttribute("data-code") + "/" + d.getAttribute("data-details")) >= 0) d.open = true;
     });
@@ -128,16 +142,26 @@
     });
   }
 
+  // A ReplicaSet's role is the server's one classification (stable, canary, preview, active,
+  // scaling-down, orphaned, old); this only picks its look.
+  function roleBadge(rs) {
+    if (!rs.role) return null;
+    var words = { "scaling-down": "scaling down" };
+    return el("span", { "class": "badge role " + UI.toneClass(ROLE_TONES[rs.role] || "neutral"), "data-role": rs.role, text: words[rs.role] || rs.role });
+  }
+  var ROLE_TONES = { stable: "healthy", active: "healthy", canary: "accent", preview: "accent", orphaned: "warning", "scaling-down": "neutral", old: "neutral" };
+
   function revisions(list) {
     if (!list.length) return [el("p", { "class": "none", text: "No ReplicaSets seen." })];
     return list.map(function (rev) {
       return el("div", { "class": "rev" }, el("div", null, el("span", { "class": "label", text: "rev " }), el("b", { text: String(rev.revision) })),
         rev.replicaSets.map(function (rs) {
-          return el("div", { "class": "rs" },
-            icon(rs.icon), rs.tags.map(function (t) { return el("span", { "class": "badge" + (t === "canary" || t === "preview" ? " tone-accent" : t === "stable" || t === "active" ? " tone-healthy" : ""), text: t }); }),
+          return el("div", { "class": "rs" + (rs.role ? " role-" + rs.role : ""), "data-role": rs.role || null, "data-rs": rs.name || null },
+            icon(rs.icon), roleBadge(rs), rs.tags.filter(function (t) { return t !== rs.role; }).map(function (t) { return el("span", { "class": "badge", text: t }); }),
             el("span", { "class": "mono", text: rs.hash }), el("span", { "class": "muted", text: rs.available + " / " + rs.replicas + " available" }),
-            rs.scaleDownDelay ? el("span", { "class": "muted", text: "delay " + rs.scaleDownDelay }) : null,
-            el("span", { "class": "pods", "aria-label": rs.pods.length + " pods" }, rs.pods.map(function (p) {
+            rs.scaleDownEndsAt ? el("span", { "class": "muted", "data-countdown": rs.scaleDownEndsAt, text: "scale-down " + UI.countdown(rs.scaleDownEndsAt) })
+              : rs.scaleDownDelay ? el("span", { "class": "muted", text: "delay " + rs.scaleDownDelay }) : null,
+            el("span", { "class": "pods", role: "img", "aria-label": rs.pods.length + " pods" }, rs.pods.map(function (p) {
               return el("span", { "class": "pod " + p.icon, title: p.name + " · " + p.status + " · ready " + p.ready });
             })));
         }),
@@ -149,6 +173,7 @@
 
   function analysis(charts) {
     var target = document.getElementById("analysis");
+    if (!target || !charts) return;  // a Flagger page has no analysis panel
     if (!charts.length) { fill(target, el("p", { "class": "none", text: "No analysis runs." })); return; }
     UI.clear(target);
     charts.slice(0, 4).forEach(function (c) {
@@ -182,8 +207,23 @@
   function timeline(list) {
     if (!list.length) return [el("li", { "class": "none", text: "No events yet." })];
     return list.map(function (e) {
-      return el("li", { "class": e.critical ? "crit" : "", "data-kind": e.kind }, el("span", { "class": "t", text: e.clock }), icon(e.icon), el("span", { "class": "title", text: e.title }));
+      var tone = e.tone || (e.critical ? "critical" : "");
+      return el("li", { "class": (tone === "critical" ? "crit " : "") + (tone ? UI.toneClass(tone) : ""), "data-kind": e.kind },
+        el("time", { "class": "t", datetime: e.at || null, text: e.clock }), icon(e.icon), el("span", { "class": "title", text: e.title }));
     });
+  }
+
+  // The list scrolls inside its card; say so, and say where the rest is (the release's history).
+  function timelineHint(list, page) {
+    var hint = document.getElementById("timeline-more");
+    var box = document.getElementById("timeline");
+    if (!hint || !box) return;
+    var more = page.timelineMore || 0;
+    var scrolls = box.scrollHeight > box.clientHeight + 2;
+    hint.hidden = !more && !scrolls;
+    fill(hint, scrolls ? list.length + " events, newest first — scroll for the rest. " : "",
+      more ? more + " older not shown. " : "",
+      el("a", { href: document.getElementById("history-link").getAttribute("href"), text: "Full history →" }));
   }
 
   // --- Flagger Canary (page.kind === "canary", dashboard/web/canary.py) ---------------------------------
@@ -195,8 +235,9 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  function canaryAct(action, label, destructive) {
-    if (destructive && !window.confirm(label + " " + key + "? Flagger acts on its next analysis tick.")) return;
+  // `ask`: the server's confirmation text (and the open findings it would go past), or "" to act at once.
+  function canaryAct(action, label, ask) {
+    if (ask && !window.confirm(ask)) return;
     var result = document.getElementById("canary-action-result");
     result.hidden = false; result.className = "note action-result"; result.textContent = label + "…";
     fetch(canaryBase + encodeURIComponent(action), { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrf() } })
@@ -208,10 +249,32 @@
       .catch(function (error) { result.className = "note action-result critical"; result.textContent = label + " failed: " + error; });
   }
 
+  // A button of the Canary's bar; `reason` (why it is disabled) is shown as its tooltip and description.
+  function canaryButton(action, label, destructive, reason, ask) {
+    var id = "why-canary-" + action;
+    return [el("button", { type: "button", "class": "btn" + (destructive ? " danger" : "") + (reason ? " is-disabled" : ""),
+      "data-canary-action": action, "aria-disabled": reason ? "true" : null, title: reason || null, "aria-describedby": reason ? id : null,
+      onclick: function () { if (!reason) canaryAct(action, label, ask); } }, label),
+      reason ? el("span", { "class": "sr-only", id: id, text: reason }) : null];
+  }
+
+  // Actions outside the server's bar document (suspend / resume): shown to all, disabled with the reason
+  // for a user who may not run them.
   function actButton(action, label, destructive) {
-    if (!action || canaryMay.indexOf(action) < 0) return null;
-    return el("button", { type: "button", "class": "btn" + (destructive ? " danger" : ""), "data-canary-action": action,
-      onclick: function () { canaryAct(action, label, destructive); } }, label);
+    var reason = canaryMay.indexOf(action) < 0 ? "Your role may not " + label.toLowerCase() + " this canary." : "";
+    return canaryButton(action, label, destructive, reason,
+      destructive ? label + " " + key + "? Flagger acts on its next analysis tick." : "");
+  }
+
+  // The server's bar (page.actions): whether each gate answer applies now and why not, this user's right,
+  // and what to confirm (naming the open critical findings a promote would go past).
+  function barButton(b) {
+    var reason = b.allowed === false ? (b.deniedReason || "Your role may not " + b.label.toLowerCase() + " this canary.")
+      : canaryMay.indexOf(b.name) < 0 && b.allowed === undefined ? "Your role may not " + b.label.toLowerCase() + " this canary."
+      : !b.applies ? (b.reason || "Does not apply now.") : "";
+    var ask = b.confirm || "";
+    if (b.warnings && b.warnings.length && !ask) ask = b.label + "? Still open: " + b.warnings.map(function (w) { return w.title; }).join("; ");
+    return canaryButton(b.name, b.label, b.destructive, reason, ask);
   }
 
   function canaryBadges(h) {
@@ -221,12 +284,13 @@
       el("span", { "class": "pair", "data-badge": "flagger-phase", title: "Flagger's own phase word (status.phase)" },
         el("span", { "class": "k", text: "Flagger phase" }), el("span", { "data-field": "phase", text: h.phase }),
         h.phaseWords ? el("span", { "class": "muted", text: h.phaseWords }) : null),
-      el("span", { "class": "pair", "data-badge": "phase", title: "The same state in this dashboard's status words" },
+      el("span", { "class": "pair" + (h.tone ? " " + UI.toneClass(h.tone) : ""), "data-badge": "phase", title: "The same state in this dashboard's status words" },
         el("span", { "class": "k", text: "Status here" }), el("span", null, icon(h.icon), el("span", { "data-field": "status", text: h.status }))),
-      el("span", { "class": "pair", "data-badge": "argocd", title: "Health as Argo CD reports (or would compute) it" },
-        el("span", { "class": "k", text: h.argocd.source === "computed" ? "Argo CD (computed)" : "Argo CD" }),
-        el("span", null, icon(h.argocd.observed ? h.argocd.icon : "unknown"), el("span", { text: h.argocd.health })),
-        h.argocd.sync ? el("span", { text: h.argocd.sync }) : null),
+      h.argocd && h.argocd.health && (h.argocd.managed || h.argocd.source === "application") ?
+        el("span", { "class": "pair", "data-badge": "argocd", title: "Health as the managing Argo CD Application reports it" },
+          el("span", { "class": "k", text: "Argo CD" }),
+          el("span", null, icon(h.argocd.observed ? h.argocd.icon : "unknown"), el("span", { text: h.argocd.health })),
+          h.argocd.sync ? el("span", { text: h.argocd.sync }) : null) : null,
     ];
     if (h.message) parts.push(el("span", { "class": "muted", "data-field": "message", text: "“" + h.message + "”" }));
     if (h.suspended) parts.push(el("span", { "class": "badge tone-warning" }, icon("paused"), "suspended"));
@@ -235,13 +299,16 @@
     return parts;
   }
 
-  function canaryMeta(h) {
+  function canaryMeta(h, notes) {
     function item(label, value, field) { return el("span", null, label + " ", el("b", { "data-field": field || null, text: value })); }
     var out = [item("Strategy", h.flaggerStrategy + (h.provider ? " · " + h.provider : ""))];
     if (h.progress) out.push(item("Progress", h.progress, "step"));
     out.push(item("Weight", pct(h.setWeight) + " in status", "setWeight"));
     out.push(item("Routed", pct(h.actualWeight) + (h.weightSource ? " (" + h.weightSource + ")" : ""), "actualWeight"));
-    out.push(item("Failed checks", h.failedChecks + " / " + h.threshold));
+    // Where the server found the status field misleading, show what is true (and what the field says).
+    var corrected = notes.filter(function (n) { return n.field === "status.failedChecks"; })[0];
+    out.push(item("Failed checks", h.failedChecksText || (corrected ? corrected.truth + " / " + h.threshold + " (status says " + corrected.says + ")"
+      : h.failedChecks + " / " + h.threshold), "failedChecks"));
     if (h.canaryImage) out.push(item("Image", h.canaryImage));
     if (h.stableImage) out.push(item("Primary", h.stableImage));
     if (h.phaseSince) out.push(item("Phase since", h.phaseSince));
@@ -269,8 +336,7 @@
         el("div", null,
           el("div", null, el("b", { text: g.name }), el("span", { "class": "muted", text: " · " + g.type + " · " }), el("span", { "class": "gstate", text: g.state }),
             g.since ? el("span", { "class": "muted", text: " since " + g.since }) : null),
-          el("div", { "class": "muted", text: g.state === "waiting" ? "waiting for " + g.waitingFor : g.waitingFor })),
-        g.action ? actButton(g.action, g.actionLabel, g.destructive) : null);
+          el("div", { "class": "muted", text: g.state === "waiting" ? "waiting for " + g.waitingFor : g.waitingFor })));
     });
   }
 
@@ -299,23 +365,26 @@
   function renderCanary(page) {
     var h = page.header;
     fill(document.getElementById("badges"), canaryBadges(h));
-    fill(document.getElementById("meta"), canaryMeta(h));
+    fill(document.getElementById("meta"), canaryMeta(h, page.notes || []));
     document.getElementById("flow-sub").textContent = h.cluster + " / " + h.namespace + (h.progress ? " · " + h.progress : "");
     Flow.draw(document.getElementById("flow"), page.flow);
     fill(document.getElementById("findings-count"),
       h.findings.critical ? el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical") : null,
       h.findings.warning ? el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning") : null);
-    drawFindings(page.findings);
+    drawFindings(page.findings, page);
     fill(document.getElementById("canary-notes"), canaryNotes(page.notes));
     fill(document.getElementById("canary-gates"), canaryGates(page.gates));
-    fill(document.getElementById("canary-actions"),
-      actButton("pause", "Hold traffic", false),
+    // The action bar at the top: the server's gate answers (promote, hold, roll back), then suspend/resume.
+    var bar = ((page.actions && page.actions.buttons) || []).map(barButton);
+    fill(document.getElementById("canary-actions"), bar.filter(function (x, i) { return !page.actions.buttons[i].destructive; }),
       h.suspended ? actButton("resume", "Resume", false) : actButton("suspend", "Suspend", true),
-      !h.suspended ? actButton("resume", "Resume", false) : null);
+      bar.filter(function (x, i) { return page.actions.buttons[i].destructive; }));
     fill(document.getElementById("canary-checks"), canaryChecks(page.checks));
     fill(document.getElementById("canary-events"), canaryEvents(page.events));
     fill(document.getElementById("timeline"), timeline(page.timeline));
+    timelineHint(page.timeline, page);
     document.body.setAttribute("data-stream-id", page.updatedAt || "");
+    document.dispatchEvent(new CustomEvent("rolloutpage", { detail: page }));
   }
 
   var shownAs = UI.readJSON("rollout-controller") || "argo-rollouts";
@@ -336,17 +405,24 @@
     fill(document.getElementById("findings-count"),
       h.findings.critical ? el("span", { "class": "badge tone-critical" }, icon("critical"), h.findings.critical + " critical") : null,
       h.findings.warning ? el("span", { "class": "badge tone-warning" }, icon("warning"), h.findings.warning + " warning") : null);
-    drawFindings(page.findings);
+    drawFindings(page.findings, page);
     fill(document.getElementById("steps"), steps(page.steps));
     fill(document.getElementById("revisions"), revisions(page.revisions));
     analysis(page.analysis);
     fill(document.getElementById("timeline"), timeline(page.timeline));
+    timelineHint(page.timeline, page);
     document.body.setAttribute("data-stream-id", page.updatedAt || "");
+    document.dispatchEvent(new CustomEvent("rolloutpage", { detail: page }));
   }
 
   render(initial.page);
   window.addEventListener("load", function () { if (current) analysis(current.analysis); });  // plotly loads deferred
-  document.addEventListener("themechange", function () { if (current) { analysis(current.analysis); } });
+  document.addEventListener("themechange", function () { if (current) analysis(current.analysis); });
+  setInterval(function () {  // scale-down delays count down between updates
+    document.querySelectorAll("[data-countdown]").forEach(function (node) {
+      node.textContent = "scale-down " + UI.countdown(node.getAttribute("data-countdown"));
+    });
+  }, 1000);
   var path = "/ws/rollouts/" + key.split("/").map(encodeURIComponent).join("/") + "/";
   var live = Live.connect(path, {
     snapshot: function (m) { render(m.page); },

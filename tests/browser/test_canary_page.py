@@ -39,6 +39,12 @@ def test_a_canary_shows_flaggers_phase_notes_gates_and_the_diagram(
     assert "What is true" in (page.text_content("#canary-notes") or "")
     gate = page.text_content("[data-gate=promotion-gate]") or ""
     assert "waiting for approval to promote" in gate
-    assert page.locator("[data-canary-action]").count() == 0  # a viewer gets no buttons
+    # A viewer sees the Canary's actions at the top, each disabled with the reason.
+    buttons = page.locator("#canary-actions [data-canary-action]")
+    assert buttons.count() > 0
+    for button in buttons.all():
+        assert button.get_attribute("aria-disabled") == "true" and "may not" in (
+            button.get_attribute("title") or ""
+        )
     assert page.locator("[data-node=stable]").text_content().startswith("Primary")  # type: ignore[union-attr]
     screenshot(page, "rollout-canary")
