@@ -416,14 +416,18 @@ def _derivative(a: Any, b: Any = _MISSING) -> bool:
 
 
 def unwedge_refusal(
-    rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str, now: datetime | None = None
+    rollout: Mapping[str, Any],
+    rs: Mapping[str, Any] | None,
+    name: str,
+    now: datetime | None = None,
+    siblings: Sequence[Mapping[str, Any]] = (),
 ) -> str | None:
     """Why ``rs`` may not be scaled to 0 by unwedge, or None when its role (``rs_roles``) is orphaned."""
     if rs is None:
         return f"ReplicaSet {name!r} does not exist"
     if not owned(rollout, [rs]):
         return f"ReplicaSet {name!r} is not controlled by rollout {dig_str(rollout, 'metadata', 'name')!r}"
-    role = replica_set_role(rollout, rs, now or datetime.now(UTC))
+    role = replica_set_role(rollout, rs, now or datetime.now(UTC), siblings=siblings)
     if role.role == ORPHANED:
         return None
     return (
@@ -441,7 +445,7 @@ def unwedge(
     if not rs_name:
         raise Refused("name the ReplicaSet to scale down (replicaSet)")
     rs = next((r for r in replica_sets if dig_str(r, "metadata", "name") == rs_name), None)
-    reason = unwedge_refusal(rollout, rs, rs_name, now)
+    reason = unwedge_refusal(rollout, rs, rs_name, now, replica_sets)
     if reason:
         raise Refused(reason)
     summary = (
@@ -458,5 +462,5 @@ def orphans(
     return [
         dig_str(rs, "metadata", "name")
         for rs in owned(rollout, replica_sets)
-        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name"), now) is None
+        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name"), now, replica_sets) is None
     ]

@@ -216,7 +216,7 @@ def replica_set_views(
         created = parse_time(meta.get("creationTimestamp"))
         health = replica_set_health(rs)
         template_spec = dig_map(rs, "spec", "template", "spec")
-        role = replica_set_role(rollout, rs, now) if rollout is not None else None
+        role = replica_set_role(rollout, rs, now, siblings=owned) if rollout is not None else None
         views.append(
             ReplicaSetView(
                 name=as_str(meta.get("name")),

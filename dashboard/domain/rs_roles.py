@@ -12,22 +12,27 @@ Rollout's status (``replicaset_info.go``'s tags); a ReplicaSet the controller me
 the ``scale-down-deadline`` annotation (``scaleDownDelaySeconds`` after a promotion,
 ``abortScaleDownDelaySeconds`` after an abort). After an abort the *current* pod hash is no longer a canary:
 with ``abortScaleDownDelaySeconds: 0`` the controller leaves it running for good — the seeds' orphan.
+A ReplicaSet superseded less than a grace ago (a newer revision was created and no deadline was set) is
+``scaling-down`` too: the controller scales such a set down on its next sync, so calling it orphaned in
+that moment would be a false alarm. (An aborted canary gets no such grace: a dump taken after an abort
+is judged at its newest timestamp, which may be the abort itself.)
 
 Non-goals: deciding severity or wording of findings, sending anything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .objects import as_bool, as_str, dig, dig_map, opt_int, parse_time, rfc3339, str_map
+from .objects import as_bool, as_str, atoi, dig, dig_map, opt_int, parse_time, rfc3339, str_map
 
 POD_TEMPLATE_HASH = "rollouts-pod-template-hash"
+REVISION_ANNOTATION = "rollout.argoproj.io/revision"
 SCALE_DOWN_DEADLINE = "scale-down-deadline"
-DEFAULT_GRACE_SECONDS = 30.0  # a passed deadline the controller has not acted on yet
+DEFAULT_GRACE_SECONDS = 30.0  # a passed deadline, or a role just lost, the controller has not acted on yet
 
 STABLE = "stable"
 CANARY = "canary"
@@ -74,7 +79,10 @@ def replica_set_role(
     rs: Mapping[str, Any],
     now: datetime,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
+    siblings: Sequence[Mapping[str, Any]] = (),
 ) -> Role:
+    """``siblings``: the rollout's other ReplicaSets (a newer revision's creation is when ``rs`` lost its
+    role); without them a superseded set with pods and no deadline is orphaned at once."""
     status = dig_map(rollout, "status")
     strategy = dig_map(rollout, "spec", "strategy")
     pod_hash = str_map(dig(rs, "metadata", "labels")).get(POD_TEMPLATE_HASH, "")
@@ -106,7 +114,21 @@ def replica_set_role(
         return Role(ORPHANED, reason=f"its scale-down deadline passed at {rfc3339(deadline)}")
     if pod_hash == current_hash:
         return Role(ORPHANED, reason="it is the canary of an aborted update and no scale-down is scheduled")
+    superseded = superseded_at(rs, siblings)
+    if superseded is not None and now < superseded + timedelta(seconds=grace_seconds):
+        return Role(SCALING_DOWN)
     return Role(ORPHANED, reason="no scale-down is scheduled")
+
+
+def _revision(rs: Mapping[str, Any]) -> int:
+    return atoi(str_map(dig(rs, "metadata", "annotations")).get(REVISION_ANNOTATION)) or 0
+
+
+def superseded_at(rs: Mapping[str, Any], siblings: Sequence[Mapping[str, Any]]) -> datetime | None:
+    """When the first revision newer than ``rs`` was created: the moment ``rs`` stopped being current."""
+    revision = _revision(rs)
+    newer = (parse_time(dig(s, "metadata", "creationTimestamp")) for s in siblings if _revision(s) > revision)
+    return min((t for t in newer if t is not None), default=None)
 
 
 def replica_set_roles(
@@ -117,6 +139,6 @@ def replica_set_roles(
 ) -> dict[str, Role]:
     """Role of each ReplicaSet by name."""
     return {
-        as_str(dig(rs, "metadata", "name")): replica_set_role(rollout, rs, now, grace_seconds)
+        as_str(dig(rs, "metadata", "name")): replica_set_role(rollout, rs, now, grace_seconds, replica_sets)
         for rs in replica_sets
     }

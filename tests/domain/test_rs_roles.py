@@ -54,6 +54,29 @@ def test_a_passed_deadline_the_controller_ignored_makes_an_orphan() -> None:
     assert role.role == "orphaned"
 
 
+def _revision(rs: dict[str, Any], revision: int, created: datetime) -> dict[str, Any]:
+    rs["metadata"]["annotations"]["rollout.argoproj.io/revision"] = str(revision)
+    rs["metadata"]["creationTimestamp"] = created.isoformat().replace("+00:00", "Z")
+    return rs
+
+
+def test_a_canary_superseded_a_moment_ago_is_scaling_down_not_orphaned() -> None:
+    # The re-render race: a new revision replaces the canary; the controller scales the old one down on
+    # its next sync, so in that moment it is no orphan (and no critical finding flashes on the timeline).
+    old = _revision(_rs("bbb"), 2, NOW - timedelta(minutes=5))
+    new = _revision(_rs("ccc"), 3, NOW - timedelta(seconds=5))
+    rollout = _rollout(currentPodHash="ccc")
+    assert replica_set_role(rollout, old, NOW, siblings=[old, new]).role == "scaling-down"
+    assert replica_set_roles(rollout, [old, new], NOW)["checkout-bbb"].role == "scaling-down"
+
+
+def test_a_superseded_canary_still_running_after_the_grace_is_orphaned() -> None:
+    old = _revision(_rs("bbb"), 2, NOW - timedelta(minutes=5))
+    new = _revision(_rs("ccc"), 3, NOW - timedelta(seconds=31))
+    role = replica_set_role(_rollout(currentPodHash="ccc"), old, NOW, siblings=[old, new])
+    assert role.role == "orphaned" and role.reason == "no scale-down is scheduled"
+
+
 def test_a_replica_set_scaled_to_zero_is_old() -> None:
     assert replica_set_role(_rollout(), _rs("ccc", replicas=0), NOW).role == "old"
 

@@ -31,10 +31,11 @@ def orphans(ctx: Context) -> list[Orphan]:
     """The rollout's ReplicaSets whose role (``rs_roles``, the one rule) is ``orphaned``."""
     grace = ctx.thresholds.scale_down_grace_seconds
     raw = {dig_str(rs, "metadata", "name"): rs for rs in ctx.objects.replicasets if ctx.uid in owner_uids(rs)}
+    siblings = list(raw.values())
     found = []
     for rs in ctx.replica_sets:
         obj = raw.get(rs.name)
-        role = replica_set_role(ctx.rollout, obj, ctx.now, grace) if obj is not None else None
+        role = replica_set_role(ctx.rollout, obj, ctx.now, grace, siblings) if obj is not None else None
         if role is None or role.role != ORPHANED:
             continue
         if rs.deadline is not None:
