@@ -127,6 +127,22 @@ def test_an_unreachable_database_stops_start_up_quickly_naming_database_url(list
     assert took < 10, f"start-up took {took:.1f}s"
 
 
+def test_migrate_against_an_unreachable_database_stops_quickly_naming_database_url() -> None:
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        port = hole.getsockname()[1]
+        hole.close()  # refused
+        started = time.monotonic()
+        result = _start([sys.executable, "manage.py", "migrate"],
+                        {"DATABASE_URL": f"postgres://app:hunter2@127.0.0.1:{port}/rollouts"})
+        took = time.monotonic() - started
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rollouts-ui: cannot connect to DATABASE_URL="), lines
+    assert "hunter2" not in result.stderr
+    assert took < 10, f"migrate took {took:.1f}s to give up"
+
+
 def test_the_database_check_also_runs_inside_an_event_loop_as_in_the_demo() -> None:
     code = "import asyncio\nasync def main():\n    import rollouts_ui.asgi\nasyncio.run(main())\n"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
