@@ -7,6 +7,7 @@ where they are tested. Non-goal: computing the view itself (the domain does) or 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -267,11 +268,14 @@ def parse_threshold(condition: object) -> dict[str, Any] | None:
 
 
 def measurement_value(raw: object) -> float | None:
-    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None."""
+    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None.
+
+    ``"[NaN]"`` (Prometheus with no traffic) and infinities are None too: JSON has no such number, and the
+    page and its websocket updates are JSON (the raw text still shows what was measured)."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
-        return float(raw)
+        return float(raw) if math.isfinite(raw) else None
     if not isinstance(raw, str) or not raw.strip():
         return None
     try:
@@ -280,7 +284,9 @@ def measurement_value(raw: object) -> float | None:
         return None
     while isinstance(value, list) and value:
         value = value[0]
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def analysis_charts(view: Mapping[str, Any]) -> list[dict[str, Any]]:
