@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import signal
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -198,6 +200,24 @@ def stop_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+# The demo's terminal is for the person running it: the sign-in lines and what goes wrong. A line per
+# request (and a "Forbidden" warning each time the simulated Flagger polls a gate that is still closed,
+# which is the gate protocol's normal "not yet") would bury them. LOG_LEVEL=DEBUG keeps them all.
+QUIET_LOGGERS = {"rollouts_ui.request": logging.WARNING, "django.request": logging.ERROR}
+# Django says this once per process when uvicorn streams a static file; harmless for a demo.
+_STATIC_STREAMING_WARNING = "StreamingHttpResponse must consume synchronous iterators"
+
+
+def quiet_request_logs(level: str) -> None:
+    """Unless ``level`` (``LOG_LEVEL``) is DEBUG: no access log lines and no 4xx warnings in the demo's
+    terminal; server errors (5xx) and every other warning still show."""
+    if level == "DEBUG":
+        return
+    for name, quiet in QUIET_LOGGERS.items():
+        logging.getLogger(name).setLevel(quiet)
+    warnings.filterwarnings("ignore", message=_STATIC_STREAMING_WARNING)
 
 
 def wire_flagger_gates(options: DemoOptions) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -18,7 +19,15 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from dashboard.demo import DEFAULT_SCENARIOS, demo_legend, demo_login, fail_the_cluster, role_logins
+from dashboard.demo import (
+    DEFAULT_SCENARIOS,
+    QUIET_LOGGERS,
+    demo_legend,
+    demo_login,
+    fail_the_cluster,
+    quiet_request_logs,
+    role_logins,
+)
 from kubesim.scenarios import builtin_names
 from kubesim.testing import free_port, running_kubesim
 
@@ -28,6 +37,28 @@ KEY = "demo/shop/checkout"
 
 def test_the_default_mix_is_every_builtin_scenario() -> None:
     assert list(DEFAULT_SCENARIOS) == builtin_names()
+
+
+@pytest.fixture
+def logger_levels() -> Any:
+    saved = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    yield
+    for name, level in saved.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_the_demo_terminal_gets_no_line_per_request_nor_a_warning_per_closed_gate(logger_levels: Any) -> None:
+    quiet_request_logs("INFO")
+    assert not logging.getLogger("rollouts_ui.request").isEnabledFor(logging.INFO)
+    assert not logging.getLogger("django.request").isEnabledFor(logging.WARNING)  # a closed gate's 403
+    assert logging.getLogger("django.request").isEnabledFor(logging.ERROR)  # a 500 still shows
+    assert logging.getLogger("dashboard.kube.watcher").isEnabledFor(logging.WARNING)
+
+
+def test_log_level_debug_keeps_every_request_line_in_the_demo(logger_levels: Any) -> None:
+    logging.getLogger("rollouts_ui.request").setLevel(logging.NOTSET)
+    quiet_request_logs("DEBUG")
+    assert logging.getLogger("rollouts_ui.request").level == logging.NOTSET
 
 
 def test_the_legend_says_which_objects_play_each_scenario_and_what_they_reach() -> None:

@@ -20,6 +20,7 @@ from dashboard.demo import (
     demo_prometheus,
     fail_the_cluster,
     plan_scenarios,
+    quiet_request_logs,
     role_logins,
     serve,
     stop_on_sigterm,
@@ -87,6 +88,7 @@ class Command(BaseCommand):
         wire_flagger_gates(demo)
         from django.conf import settings
 
+        quiet_request_logs(settings.LOG_LEVEL)
         settings.DEMO_LEGEND = demo_legend(demo.scenarios)  # the fleet page's legend (demo mode only)
 
         from kubesim.testing import running_kubesim
