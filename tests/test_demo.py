@@ -22,6 +22,7 @@ from django.test import Client
 from dashboard.demo import (
     DEFAULT_SCENARIOS,
     QUIET_LOGGERS,
+    WHAT_YOU_SEE,
     demo_legend,
     demo_login,
     fail_the_cluster,
@@ -61,15 +62,37 @@ def test_log_level_debug_keeps_every_request_line_in_the_demo(logger_levels: Any
     assert logging.getLogger("rollouts_ui.request").level == logging.NOTSET
 
 
+def test_the_legend_speaks_plainly_for_every_builtin_scenario_and_the_readme_says_the_same() -> None:
+    assert set(WHAT_YOU_SEE) == set(builtin_names())
+    table = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`") and cells[0].strip("`") in WHAT_YOU_SEE:
+            table[cells[0].strip("`")] = (cells[1], cells[2])
+    assert set(table) == set(WHAT_YOU_SEE)
+    legend = {entry["scenario"]: entry for entry in demo_legend(DEFAULT_SCENARIOS)}
+    for name, (played_by, what) in table.items():
+        assert what == WHAT_YOU_SEE[name] == legend[name]["outcome"], name
+        if name != "fleet":
+            assert f"`{legend[name]['objects'][0]['label']}`" in played_by, name
+
+
+def test_a_scenario_file_of_ones_own_shows_the_outcome_its_description_states() -> None:
+    example = ROOT / "kubesim" / "scenarios" / "examples" / "canary-with-analysis.yaml"
+    assert demo_legend([str(example)])[0]["outcome"] == "Ends Healthy on revision 2."
+
+
 def test_the_legend_says_which_objects_play_each_scenario_and_what_they_reach() -> None:
     legend = {entry["scenario"]: entry for entry in demo_legend(DEFAULT_SCENARIOS)}
     assert set(legend) == set(DEFAULT_SCENARIOS)
     healthy = legend["healthy-canary"]
     assert healthy["objects"] == [{"label": "shop/checkout", "url": "/rollouts/demo/shop/checkout/"}]
-    assert healthy["kind"] == "Rollout" and healthy["outcome"].startswith("Ends Healthy on revision 2")
+    assert healthy["kind"] == "Rollout" and healthy["outcome"] == WHAT_YOU_SEE["healthy-canary"]
     assert legend["flagger-canary"]["kind"] == "Flagger Canary"
-    assert legend["fleet"]["objects"] == [{"label": "100 rollouts svc-* in fleet-00 … fleet-04", "url": ""}]
-    assert legend["weight-fight"]["outcome"].startswith("Cycles")
+    fleet = [{"label": "100 rollouts svc-* in fleet-00 … fleet-04", "url": "/?q=svc-"}]
+    assert legend["fleet"]["objects"] == fleet  # every scenario links to what plays it
+    assert all(o["url"] for entry in legend.values() for o in entry["objects"])
+    assert legend["weight-fight"]["outcome"] == WHAT_YOU_SEE["weight-fight"]
     labels = [o["label"] for entry in legend.values() for o in entry["objects"]]
     assert len(labels) == len(set(labels))  # distinct names
 
