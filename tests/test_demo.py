@@ -53,7 +53,8 @@ def test_the_demo_terminal_gets_no_line_per_request_nor_a_warning_per_closed_gat
     assert not logging.getLogger("rollouts_ui.request").isEnabledFor(logging.INFO)
     assert not logging.getLogger("django.request").isEnabledFor(logging.WARNING)  # a closed gate's 403
     assert logging.getLogger("django.request").isEnabledFor(logging.ERROR)  # a 500 still shows
-    assert logging.getLogger("dashboard.kube.watcher").isEnabledFor(logging.WARNING)
+    assert not logging.getLogger("dashboard.kube.watcher").isEnabledFor(logging.INFO)
+    assert logging.getLogger("dashboard.kube.watcher").isEnabledFor(logging.WARNING)  # a failing watch shows
 
 
 def test_log_level_debug_keeps_every_request_line_in_the_demo(logger_levels: Any) -> None:
