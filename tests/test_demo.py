@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +179,9 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
             while "Press Ctrl-C to stop." not in out.read_text() and time.monotonic() < deadline:
                 assert demo.poll() is None, err.read_text()[-2000:]
                 time.sleep(0.2)
+            for path in ("/healthz", "/favicon.ico", "/accounts/login/"):  # an access line, a 404 warning
+                with contextlib.suppress(urllib.error.HTTPError):
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).close()
             received: list[str] = []
             pages = _open_pages(port, received)  # live pages stay open through the stop, as browsers do
             time.sleep(3)  # the watcher streams, the simulation moves, the pages get updates
@@ -195,6 +200,7 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
     assert demo.returncode == 0, errors[-2000:]
     assert out.read_text().rstrip().endswith("Stopped.")
     assert "socket.send() raised exception" not in errors and "Traceback" not in errors
+    assert "rollouts_ui.request" not in errors and "Not Found" not in errors, errors[-2000:]  # quiet terminal
     assert len(received) >= 2, received  # both pages were live (at least their snapshots)
     assert "Sign in as  demo  with password  " in out.read_text()
 

@@ -88,7 +88,6 @@ class Command(BaseCommand):
         wire_flagger_gates(demo)
         from django.conf import settings
 
-        quiet_request_logs(settings.LOG_LEVEL)
         settings.DEMO_LEGEND = demo_legend(demo.scenarios)  # the fleet page's legend (demo mode only)
 
         from kubesim.testing import running_kubesim
@@ -114,6 +113,7 @@ class Command(BaseCommand):
 
             # Loaded here, outside the event loop: the ASGI module may check the database at import.
             importlib.import_module("rollouts_ui.asgi")
+            quiet_request_logs(settings.LOG_LEVEL)  # after the import: django.setup() reconfigures logging
             try:
                 asyncio.run(serve(demo, str(sim.kubeconfig), announce))
             except KeyboardInterrupt:
