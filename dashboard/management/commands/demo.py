@@ -117,6 +117,7 @@ class Command(BaseCommand):
             try:
                 asyncio.run(serve(demo, str(sim.kubeconfig), announce))
             except KeyboardInterrupt:
-                self.stdout.write("Stopped.")
+                pass  # Ctrl-C; when SIGINT was ignored (started in the background) uvicorn still stops
             except DemoError as error:
                 raise CommandError(str(error)) from None
+        self.stdout.write("Stopped.")
