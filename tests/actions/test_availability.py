@@ -128,7 +128,8 @@ def test_in_orphaned_canary_the_pages_unwedge_runs_through_the_api(eager: None, 
 def test_a_stuck_degraded_update_can_be_aborted_from_its_finding() -> None:
     result, rollout, replica_sets = _state("progress-deadline", 200, "fulfilment", "orders")
     abort = _buttons(rollout, replica_sets, result.now())["abort"]
-    finding = next(f for f in result.findings("fulfilment", "orders") if f.code == "progress-deadline-exceeded")
+    findings = result.findings("fulfilment", "orders")
+    finding = next(f for f in findings if f.code == "progress-deadline-exceeded")
     assert abort["applies"] and abort["confirm"]
     assert (finding.action, finding.action_params) == ("abort", {})
 
