@@ -149,3 +149,50 @@ def test_the_database_check_also_runs_inside_an_event_loop_as_in_the_demo() -> N
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE":
                             "rollouts_ui.settings"}, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+# Two transactions that both read then write, as a gate call and the history recorder do in the demo.
+_SQLITE_WRITERS = """
+import threading, time
+import django
+django.setup()
+from django.db import connection, transaction
+with connection.cursor() as c:
+    c.execute("create table t (x int)")
+failures = []
+def writer():
+    try:
+        with transaction.atomic():
+            with connection.cursor() as c:
+                c.execute("insert into t values (1)")
+            time.sleep(0.5)
+    except Exception as error:
+        failures.append(repr(error))
+    finally:
+        connection.close()
+try:
+    with transaction.atomic():
+        with connection.cursor() as c:
+            c.execute("select count(*) from t")
+        other = threading.Thread(target=writer)
+        other.start()
+        time.sleep(0.2)
+        with connection.cursor() as c:
+            c.execute("insert into t values (2)")
+except Exception as error:
+    failures.append(repr(error))
+other.join()
+with connection.cursor() as c:
+    c.execute("select count(*) from t")
+    print(c.fetchone()[0], failures)
+"""
+
+
+def test_concurrent_sqlite_writers_wait_for_each_other_instead_of_failing_locked(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env |= {"DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    result = subprocess.run([sys.executable, "-c", _SQLITE_WRITERS], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "2 []", result.stdout

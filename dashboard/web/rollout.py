@@ -268,7 +268,10 @@ def parse_threshold(condition: object) -> dict[str, Any] | None:
 
 
 def measurement_value(raw: object) -> float | None:
-    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None."""
+    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None.
+
+    ``"[NaN]"`` (Prometheus with no traffic) and infinities are None too: JSON has no such number, and the
+    page and its websocket updates are JSON (the raw text still shows what was measured)."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
@@ -283,7 +286,6 @@ def measurement_value(raw: object) -> float | None:
         value = value[0]
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
-    # "[NaN]" (a 0/0 query) parses to nan, which is not JSON: the page would fail to read its document.
     return float(value) if math.isfinite(value) else None
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -57,6 +58,22 @@ def test_thresholds_and_values_are_parsed_from_analysis() -> None:
     assert measurement_value("NaN-ish") is None
     assert measurement_value(True) is None
 
+
+def test_a_nan_or_infinite_measurement_has_no_value_so_the_page_stays_valid_json() -> None:
+    # Prometheus answers NaN when there is no traffic (the prometheus-no-traffic demo scenario); JSON.parse
+    # in the browser refuses NaN, which broke the whole rollout page.
+    assert measurement_value("[NaN]") is None
+    assert measurement_value("NaN") is None
+    assert measurement_value("[Infinity]") is None
+    assert measurement_value(float("nan")) is None
+    assert measurement_value(float("-inf")) is None
+    view = samples.aborted_canary()
+    runs = [r for rev in view["revisions"] for r in rev.get("analysisRuns") or []]
+    runs[0]["metrics"][0]["measurements"][0]["value"] = "[NaN]"
+    page = present_rollout(view, NOW)
+    point = page["analysis"][0]["points"][0]
+    assert point["value"] is None and point["raw"] == "[NaN]"
+    json.dumps(page, allow_nan=False)  # what the browser can parse
 
 def test_every_measurement_is_plotted_against_its_threshold() -> None:
     charts = present_rollout(samples.aborted_canary(), NOW)["analysis"]
