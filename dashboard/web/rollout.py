@@ -309,8 +309,11 @@ def analysis_charts(view: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "id": f"{run.get('name')}/{metric.get('name')}",
                         "run": run.get("name", ""),
                         "revision": rev.get("revision"),
-                        "status": run.get("status", ""),
-                        "icon": _analysis_icon(run.get("status")),
+                        # The chart is about one metric: its own result, not its run's (a run fails when
+                        # any metric fails, and a passing metric drawn "Failed" contradicts the panel).
+                        "status": metric.get("phase") or run.get("status", ""),
+                        "icon": _analysis_icon(metric.get("phase") or run.get("status")),
+                        "runStatus": run.get("status", ""),
                         "metric": metric.get("name", ""),
                         "phase": metric.get("phase", ""),
                         "success": parse_threshold(metric.get("successCondition")),

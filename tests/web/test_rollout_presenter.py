@@ -75,11 +75,22 @@ def test_a_nan_or_infinite_measurement_has_no_value_so_the_page_stays_valid_json
     assert point["value"] is None and point["raw"] == "[NaN]"
     json.dumps(page, allow_nan=False)  # what the browser can parse
 
+
 def test_every_measurement_is_plotted_against_its_threshold() -> None:
     charts = present_rollout(samples.aborted_canary(), NOW)["analysis"]
     assert len(charts) == 1
     assert [p["value"] for p in charts[0]["points"]] == [0.01, 0.09, 0.12, 0.2]
     assert charts[0]["success"]["value"] == 0.05
+
+
+def test_a_metric_that_passed_in_a_failed_run_is_charted_as_passed() -> None:
+    view = samples.aborted_canary()
+    run = next(r for rev in view["revisions"] for r in rev.get("analysisRuns") or [])
+    passed = {**run["metrics"][0], "name": "p95-latency", "phase": "Successful"}
+    run["metrics"].append(passed)
+    charts = {c["metric"]: c for c in present_rollout(view, NOW)["analysis"]}
+    assert charts["p95-latency"]["status"] == "Successful" and charts["p95-latency"]["icon"] == "healthy"
+    assert charts["p95-latency"]["runStatus"] == run["status"] != "Successful"
 
 
 def test_findings_put_the_critical_one_first_and_suggest_its_action() -> None:
