@@ -212,6 +212,47 @@ def _istio_routes(name: str, canary_weight: int) -> list[Obj]:
 
 ROUTER_SCENARIOS: list[Obj] = [
     {
+        "name": "nginx-canary",
+        "description": "An NGINX-routed canary: the rollouts controller creates the canary Ingress "
+        "storefront-storefront-canary from the stable Ingress (its rules sent to the canary Service, "
+        "canary and canary-weight annotations, a canary-by-header route for X-Canary: always) and "
+        "moves its canary-weight 25 then 50. Ends Paused at step 3/4 (indefinite pause) with "
+        'canary-weight "50" and status.canary.weights 50/50.',
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "storefront",
+                "namespace": "edge",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "storefront-canary",
+                        "stableService": "storefront-stable",
+                        "trafficRouting": {
+                            "nginx": {
+                                "stableIngress": "storefront",
+                                "additionalIngressAnnotations": {
+                                    "canary-by-header": "X-Canary",
+                                    "canary-by-header-value": "always",
+                                },
+                            }
+                        },
+                        "steps": [
+                            {"setWeight": 25},
+                            {"pause": {"duration": "20s"}},
+                            {"setWeight": 50},
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "events": [
+            {"at": 5, "set_image": {"rollout": "storefront", "image": "argoproj/rollouts-demo:green"}}
+        ],
+    },
+    {
         "name": "istio-weight-fight",
         "description": "Argo CD self-heal restores the repository's VirtualService weights (stable 100, "
         "canary 0) every 5 s while the rollouts controller re-applies its step weight (20) "
