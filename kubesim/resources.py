@@ -322,7 +322,8 @@ RESOURCES: tuple[ResourceType, ...] = (
             Column("LastTransitionTime", "string", ".status.lastTransitionTime"),
         ),
     ),
-    # The Gateway API route Flagger's gatewayapi provider shifts traffic with.
+    # The Gateway API route Flagger's gatewayapi provider and the Argo Rollouts gatewayAPI plugin shift
+    # traffic with (schema: the standard-channel CRD).
     ResourceType(
         "gateway.networking.k8s.io",
         "v1",

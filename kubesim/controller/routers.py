@@ -30,7 +30,13 @@ from kubesim.store import NotFound
 VIRTUAL_SERVICES = "networking.istio.io/virtualservices"
 DESTINATION_RULES = "networking.istio.io/destinationrules"
 INGRESSES = "networking.k8s.io/ingresses"
-ROUTING_RESOURCES = (VIRTUAL_SERVICES, DESTINATION_RULES, INGRESSES)
+HTTP_ROUTES = "gateway.networking.k8s.io/httproutes"
+ROUTING_RESOURCES = (VIRTUAL_SERVICES, DESTINATION_RULES, INGRESSES, HTTP_ROUTES)
+GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI"
+# The plugin runs as its own process (plugin-bin/argoproj-labs/gatewayAPI): client-go names the field
+# manager after the binary.
+GATEWAY_API_MANAGER = "gatewayAPI"
+GATEWAY_API_IN_PROGRESS = ("rollouts.argoproj.io/gatewayapi-canary", "in-progress")
 NGINX_PREFIX = "nginx.ingress.kubernetes.io"
 CANARY_INGRESS_SUFFIX = "-canary"
 
@@ -44,6 +50,14 @@ def stable_ingresses(nginx: Obj) -> list[str]:
     if nginx.get("stableIngresses"):
         return [str(n) for n in nginx["stableIngresses"]]
     return [str(nginx["stableIngress"])] if nginx.get("stableIngress") else []
+
+
+def http_route_names(config: Obj) -> list[str]:
+    """The gateway plugin's HTTPRoutes: `httpRoutes[].name` plus `httpRoute` (insertGatewayAPIRouteLists)."""
+    names = [str(r.get("name")) for r in config.get("httpRoutes") or []]
+    if config.get("httpRoute") and config["httpRoute"] not in names:
+        names.append(str(config["httpRoute"]))
+    return names
 
 
 def canary_ingress_name(rollout: str, stable_ingress: str) -> str:
@@ -63,6 +77,9 @@ def referenced(ro: Obj, resource: str) -> list[tuple[str, str]]:
             found.append(_namespaced(vs.get("name", ""), ns))
     elif resource == DESTINATION_RULES and istio.get("destinationRule"):
         found.append((ns, istio["destinationRule"].get("name", "")))
+    elif resource == HTTP_ROUTES and GATEWAY_API_PLUGIN in (routing.get("plugins") or {}):
+        config = routing["plugins"][GATEWAY_API_PLUGIN] or {}
+        found += [(str(config.get("namespace") or ns), name) for name in http_route_names(config)]
     elif resource == INGRESSES and routing.get("nginx"):
         for stable in stable_ingresses(routing["nginx"]):
             found += [(ns, stable), (ns, canary_ingress_name(ro["metadata"]["name"], stable))]
@@ -105,6 +122,50 @@ class TrafficRouters:
         if routing.get("nginx"):
             for stable in stable_ingresses(routing["nginx"]):
                 self._nginx(ro, canary, routing, stable, weight)
+        if GATEWAY_API_PLUGIN in (routing.get("plugins") or {}):
+            self._gateway_api(ro, canary, routing, weight)
+
+    # ---- Gateway API (the argoproj-labs/gatewayAPI plugin) ----------------------------------------------
+
+    def _gateway_api(self, ro: Obj, canary: Obj, routing: Obj, weight: int) -> None:
+        config: Obj = routing["plugins"][GATEWAY_API_PLUGIN] or {}
+        namespace = str(config.get("namespace") or ro["metadata"]["namespace"])
+        names = http_route_names(config)
+        if not names:
+            raise RouterError('[SetWeight] plugin "argoproj-labs/gatewayAPI": no routes configured')
+        canary_svc, stable_svc = canary.get("canaryService", ""), canary.get("stableService", "")
+        managed = {str(r.get("name")) for r in routing.get("managedRoutes") or []}
+        for name in names:
+            route = self.store.try_get(HTTP_ROUTES, namespace, name)
+            if route is None:
+                raise RouterError(f'httproutes.gateway.networking.k8s.io "{name}" not found')
+            wanted = copy.deepcopy(route)
+            canary_found = stable_found = False
+            for rule in (wanted.get("spec") or {}).get("rules") or []:
+                refs = rule.get("backendRefs") or []
+                header_rule = len(refs) == 1 and refs[0].get("name") == canary_svc
+                if _managed_rule_name(str(rule.get("name") or ""), managed) or header_rule:
+                    continue  # a header route the plugin added itself
+                for ref in refs:
+                    if ref.get("name") == canary_svc:
+                        ref["weight"] = weight
+                        canary_found = True
+                    elif ref.get("name") == stable_svc:
+                        ref["weight"] = 100 - weight
+                        stable_found = True
+            if not (canary_found and stable_found):
+                raise RouterError("backendRef was not found in httpRoute")
+            if not config.get("disableInProgressLabel"):
+                key = str(config.get("inProgressLabelKey") or GATEWAY_API_IN_PROGRESS[0])
+                labels = wanted["metadata"].setdefault("labels", {})
+                if weight:
+                    labels[key] = str(config.get("inProgressLabelValue") or GATEWAY_API_IN_PROGRESS[1])
+                else:
+                    labels.pop(key, None)
+                if not labels:
+                    del wanted["metadata"]["labels"]
+            if wanted != route:  # the plugin updates every time; a real server skips no-op updates
+                self.store.replace(HTTP_ROUTES, wanted, manager=GATEWAY_API_MANAGER)
 
     # ---- NGINX ------------------------------------------------------------------------------------------
 
@@ -226,6 +287,13 @@ class TrafficRouters:
                 self.events.warning(ro, reason, f"{kind} `{name}` not found")
             return None
         return found
+
+
+def _managed_rule_name(name: str, managed: set[str]) -> bool:
+    """isManagedRuleName: a managed route's name, or `<name>-<n>` for its copies on further rules."""
+    if name in managed:
+        return True
+    return any(name.startswith(f"{base}-") and name[len(base) + 1 :].isdigit() for base in managed)
 
 
 def _canary_ingress(ro: Obj, canary: Obj, routing: Obj, stable: Obj, name: str, weight: int) -> Obj:

@@ -10,6 +10,7 @@ from kubesim.clock import ManualClock
 from kubesim.controller.events import Recorder
 from kubesim.controller.routers import (
     DESTINATION_RULES,
+    HTTP_ROUTES,
     INGRESSES,
     VIRTUAL_SERVICES,
     RouterError,
@@ -218,7 +219,11 @@ def test_the_nginx_router_keeps_annotations_others_added_to_the_canary_ingress()
     ro = _nginx_rollout(store, {"stableIngress": "web"})
     routers.set_weight(ro, 10, "new", "old")
     store.patch(
-        INGRESSES, "demo", "web-web-canary", {"metadata": {"annotations": {"team": "edge"}}}, manager="other"
+        INGRESSES,
+        "demo",
+        "web-web-canary",
+        {"metadata": {"annotations": {"team": "edge"}}},
+        manager="other",
     )
     routers.set_weight(ro, 20, "new", "old")
     annotations = store.get(INGRESSES, "demo", "web-web-canary")["metadata"]["annotations"]
@@ -236,3 +241,56 @@ def test_a_missing_stable_ingress_or_a_foreign_canary_ingress_fails_the_reconcil
     _stable_ingress(store, "web-web-canary")
     with pytest.raises(RouterError, match="canary ingress `web-web-canary` controlled by different object"):
         routers.set_weight(ro, 10, "new", "old")
+
+
+def _http_route(store: Store, rules: list[Obj]) -> None:
+    store.create(
+        HTTP_ROUTES,
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "web", "namespace": "demo"},
+            "spec": {"parentRefs": [{"name": "gw"}], "rules": rules},
+        },
+        manager="kubectl-client-side-apply",
+    )
+
+
+def _plugin_rollout(store: Store, config: Obj, **routing: Any) -> Obj:
+    ro = _rollout({})
+    ro["spec"]["strategy"]["canary"]["trafficRouting"] = {
+        "plugins": {"argoproj-labs/gatewayAPI": config},
+        **routing,
+    }
+    ro["spec"]["strategy"]["canary"]["steps"] = []
+    created: Obj = store.create("argoproj.io/rollouts", ro, manager="test")
+    return created
+
+
+def test_the_gateway_plugin_weights_every_rule_but_its_own_header_routes() -> None:
+    routers, store = _routers()
+    both = [
+        {"name": "web-stable", "port": 80, "weight": 100},
+        {"name": "web-canary", "port": 80, "weight": 0},
+    ]
+    header = {"name": "canary-header", "backendRefs": [{"name": "web-canary", "port": 80}]}
+    _http_route(
+        store, [{"backendRefs": both}, header, {"name": "api", "backendRefs": [dict(b) for b in both]}]
+    )
+    ro = _plugin_rollout(store, {"httpRoutes": [{"name": "web"}]}, managedRoutes=[{"name": "canary-header"}])
+    routers.set_weight(ro, 25, "new", "old")
+    route = store.get(HTTP_ROUTES, "demo", "web")
+    rules = route["spec"]["rules"]
+    assert [[b["weight"] for b in r["backendRefs"]] for r in (rules[0], rules[2])] == [[75, 25], [75, 25]]
+    assert rules[1] == header
+    assert route["metadata"]["labels"] == {"rollouts.argoproj.io/gatewayapi-canary": "in-progress"}
+    assert route["metadata"]["managedFields"][-1]["manager"] == "gatewayAPI"
+    assert referenced(ro, HTTP_ROUTES) == [("demo", "web")]
+
+
+def test_the_gateway_plugin_fails_without_both_backend_refs() -> None:
+    routers, store = _routers()
+    _http_route(store, [{"backendRefs": [{"name": "web-stable", "port": 80}]}])
+    ro = _plugin_rollout(store, {"httpRoute": "web", "disableInProgressLabel": True})
+    with pytest.raises(RouterError, match="backendRef was not found in httpRoute"):
+        routers.set_weight(ro, 25, "new", "old")

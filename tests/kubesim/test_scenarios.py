@@ -31,6 +31,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "gateway-api-canary",
         "nginx-canary",
         "istio-weight-fight",
     ]
@@ -232,6 +233,32 @@ def test_nginx_canary_moves_the_canary_ingress_weight_with_the_steps() -> None:
     assert {e["manager"] for e in ing["metadata"]["managedFields"]} == {"rollouts-controller"}
     stable = store.get("networking.k8s.io/ingresses", "edge", "storefront")
     assert stable["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] == "storefront-stable"
+
+
+def test_gateway_api_canary_moves_the_http_route_backend_weights_then_ends_healthy() -> None:
+    sim, store, _ = start("gateway-api-canary")
+    seen: list[tuple[list[int], str | None]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if (
+            resource == "gateway.networking.k8s.io/httproutes"
+            and obj["metadata"]["namespace"] == "gateway-demo"
+        ):
+            refs = obj["spec"]["rules"][0]["backendRefs"]
+            label = (obj["metadata"].get("labels") or {}).get("rollouts.argoproj.io/gatewayapi-canary")
+            seen.append(([r["weight"] for r in refs], label))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    assert seen == [([100, 0], None), ([70, 30], "in-progress"), ([40, 60], "in-progress"), ([100, 0], None)]
+    ro = rollout(store, "gateway-demo", "payments")
+    assert ro["status"]["phase"] == "Healthy"
+    assert ro["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
+    route = store.get("gateway.networking.k8s.io/httproutes", "gateway-demo", "payments")
+    assert [e["manager"] for e in route["metadata"]["managedFields"]] == [
+        "kubectl-client-side-apply",
+        "gatewayAPI",
+    ]
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
