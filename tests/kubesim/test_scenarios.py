@@ -31,6 +31,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "traffic-ahead-of-capacity",
         "smi-canary",
         "gateway-api-canary",
         "nginx-canary",
@@ -280,6 +281,24 @@ def test_smi_canary_splits_by_weight_then_returns_to_stable_on_abort() -> None:
     assert split["apiVersion"] == "split.smi-spec.io/v1alpha3" and split["spec"]["service"] == "ledger"
     assert split["metadata"]["ownerReferences"][0]["uid"] == ro["metadata"]["uid"]
     assert {e["manager"] for e in split["metadata"]["managedFields"]} == {"rollouts-controller"}
+
+
+def test_traffic_ahead_of_capacity_sends_sixty_percent_to_one_canary_pod() -> None:
+    sim, store, _ = start("traffic-ahead-of-capacity")
+    sim.advance(60)
+    st = rollout(store, "capacity", "quotes")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 2)
+    assert st["canary"]["weights"]["canary"]["weight"] == 60
+    sizes = {
+        r["metadata"]["labels"]["rollouts-pod-template-hash"]: (
+            r["spec"]["replicas"],
+            r["status"]["availableReplicas"],
+        )
+        for r in replica_sets(store, "capacity")
+    }
+    assert sizes == {st["currentPodHash"]: (1, 1), st["stableRS"]: (10, 10)}
+    ing = store.get("networking.k8s.io/ingresses", "capacity", "quotes-quotes-canary")
+    assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] == "60"
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
