@@ -468,6 +468,27 @@ def test_a_scenario_file_in_the_documented_format_loads(tmp_path: Path) -> None:
         ),
         ("name: x\ndescription: d\nmetrics: {m: [a]}\n", "metrics.m.values: expected a list of numbers"),
         ("name: x\ndescription: d\nbogus: 1\n", "unknown key(s) bogus"),
+        (
+            "name: x\ndescription: d\nobjects: [{apiVersion: v9, kind: Gizmo, metadata: {name: g}}]\n",
+            "objects[0]: kubesim does not serve Gizmo in v9",
+        ),
+        (
+            "name: x\ndescription: d\nobjects: [{apiVersion: v1, kind: Service, metadata: {}}]\n",
+            "objects[0].metadata: expected a mapping with a name",
+        ),
+        (
+            "name: x\ndescription: d\n"
+            "writers: [{object: {kind: VirtualService, name: vs}, every: 5, spec: {}}]\n",
+            "writers[0].object: no VirtualService 'vs' among this scenario's objects",
+        ),
+        (
+            "name: x\ndescription: d\nwriters: [{every: 5, spec: {}}]\n",
+            "writers[0]: give exactly one of rollout or object",
+        ),
+        (
+            "name: x\ndescription: d\nload: [{hpa: web, at: 0, pods: 2}]\n",
+            "load[0].hpa: no HorizontalPodAutoscaler 'web' among this scenario's objects",
+        ),
         ("name: [\n", "not valid YAML (line"),
     ],
 )
@@ -525,6 +546,17 @@ def test_two_scenarios_that_would_collide_are_refused_naming_both(
     path.write_text("name: mine\ndescription: d\n" + second)
     with pytest.raises(ScenarioError, match=f"scenarios healthy-canary and mine both define {message}"):
         load_scenarios(["healthy-canary", str(path)])
+
+
+def test_two_scenarios_creating_the_same_object_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "name: mine\ndescription: d\nobjects: [{apiVersion: networking.istio.io/v1beta1, "
+        "kind: VirtualService, metadata: {name: reviews, namespace: bookinfo}, spec: {hosts: [reviews]}}]\n"
+    )
+    both = "scenarios istio-weight-fight and mine both define VirtualService bookinfo/reviews"
+    with pytest.raises(ScenarioError, match=both):
+        load_scenarios(["istio-weight-fight", str(path)])
 
 
 def test_a_scenario_listed_twice_is_refused() -> None:
