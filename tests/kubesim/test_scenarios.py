@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesim.controller import actions
 from kubesim.scenarios import ScenarioError, list_scenarios, load_scenario, load_scenarios
 from tests.kubesim._simhelp import condition, replica_sets, rollout, runs, start
 
@@ -31,6 +32,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "istio-header-route",
         "traffic-ahead-of-capacity",
         "smi-canary",
         "gateway-api-canary",
@@ -349,6 +351,33 @@ def test_an_hpa_and_argo_cd_self_heal_take_turns_writing_the_rollout_replicas() 
     assert hpa["status"]["desiredReplicas"] == 8
     rescale = [e for e in store.list("events", "autoscale-sync")[0] if e["reason"] == "SuccessfulRescale"]
     assert rescale[0]["count"] >= 6 and rescale[0]["source"]["component"] == "horizontal-pod-autoscaler"
+
+
+def test_istio_header_route_adds_ordered_managed_routes_then_removes_them_on_promotion() -> None:
+    sim, store, _ = start("istio-header-route")
+    sim.advance(60)
+    st = rollout(store, "mesh-istio", "ratings")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 3)
+    vs = store.get("networking.istio.io/virtualservices", "mesh-istio", "ratings")
+    mirror, header, primary = vs["spec"]["http"]
+    assert [r["name"] for r in (mirror, header, primary)] == ["mirror-gets", "canary-header", "primary"]
+    assert header["match"] == [{"headers": {"X-Canary": {"exact": "true"}}}]
+    assert header["route"] == [
+        {"destination": {"host": "ratings", "subset": "canary", "port": {"number": 80}}, "weight": 100}
+    ]
+    assert mirror["mirror"] == {"host": "ratings", "subset": "canary", "port": {"number": 80}}
+    assert mirror["mirrorPercentage"] == {"value": 25.0} and mirror["match"] == [{"method": {"exact": "GET"}}]
+    assert [d["weight"] for d in mirror["route"]] == [d["weight"] for d in primary["route"]] == [90, 10]
+    subsets = store.get("networking.istio.io/destinationrules", "mesh-istio", "ratings")["spec"]["subsets"]
+    hashes = {s["name"]: s["labels"]["rollouts-pod-template-hash"] for s in subsets}
+    assert hashes == {"canary": st["currentPodHash"], "stable": st["stableRS"]}
+    actions.promote(store, "mesh-istio", "ratings", full=True)
+    sim.advance(60)
+    st = rollout(store, "mesh-istio", "ratings")["status"]
+    assert st["phase"] == "Healthy"
+    vs = store.get("networking.istio.io/virtualservices", "mesh-istio", "ratings")
+    assert [r["name"] for r in vs["spec"]["http"]] == ["primary"]
+    assert [d["weight"] for d in vs["spec"]["http"][0]["route"]] == [100, 0]
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
