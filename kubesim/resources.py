@@ -179,6 +179,34 @@ RESOURCES: tuple[ResourceType, ...] = (
         status_subresource=True,
         columns=(Column("Succeeded", "integer", ".status.succeeded"), AGE),
     ),
+    # The NGINX router's kind; the server's table columns are computed, these approximate them.
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "ingress",
+        "Ingress",
+        short_names=("ing",),
+        status_subresource=True,
+        columns=(Column("Class", "string", ".spec.ingressClassName"), AGE),
+    ),
+    ResourceType(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        short_names=("hpa",),
+        categories=("all",),
+        status_subresource=True,
+        columns=(
+            Column("Reference", "string", ".spec.scaleTargetRef.name"),
+            Column("MinPods", "integer", ".spec.minReplicas"),
+            Column("MaxPods", "integer", ".spec.maxReplicas"),
+            Column("Replicas", "integer", ".status.currentReplicas"),
+            AGE,
+        ),
+    ),
     # As in the upstream CRDs: only Rollout has status (and scale) subresources.
     ResourceType(
         "argoproj.io",
@@ -294,7 +322,8 @@ RESOURCES: tuple[ResourceType, ...] = (
             Column("LastTransitionTime", "string", ".status.lastTransitionTime"),
         ),
     ),
-    # The Gateway API route Flagger's gatewayapi provider shifts traffic with.
+    # The Gateway API route Flagger's gatewayapi provider and the Argo Rollouts gatewayAPI plugin shift
+    # traffic with (schema: the standard-channel CRD).
     ResourceType(
         "gateway.networking.k8s.io",
         "v1",
@@ -305,6 +334,54 @@ RESOURCES: tuple[ResourceType, ...] = (
         custom=True,
         status_subresource=True,
         columns=(Column("Hostnames", "string", ".spec.hostnames"), AGE),
+    ),
+    # Istio's routing kinds, served at the version argo-rollouts' istio router writes (v1beta1 by default).
+    ResourceType(
+        "networking.istio.io",
+        "v1beta1",
+        "virtualservices",
+        "virtualservice",
+        "VirtualService",
+        short_names=("vs",),
+        categories=("istio-io", "networking-istio-io"),
+        custom=True,
+        status_subresource=True,
+        columns=(
+            Column(
+                "Gateways",
+                "string",
+                ".spec.gateways",
+                "The names of gateways and sidecars that should apply these routes",
+            ),
+            Column("Hosts", "string", ".spec.hosts", "The destination hosts to which traffic is being sent"),
+            AGE,
+        ),
+    ),
+    ResourceType(
+        "networking.istio.io",
+        "v1beta1",
+        "destinationrules",
+        "destinationrule",
+        "DestinationRule",
+        short_names=("dr",),
+        categories=("istio-io", "networking-istio-io"),
+        custom=True,
+        status_subresource=True,
+        columns=(
+            Column("Host", "string", ".spec.host", "The name of a service from the service registry"),
+            AGE,
+        ),
+    ),
+    # SMI's TrafficSplit at the version the rollouts controller is told to write (no status, no Age column).
+    ResourceType(
+        "split.smi-spec.io",
+        "v1alpha3",
+        "trafficsplits",
+        "trafficsplit",
+        "TrafficSplit",
+        short_names=("ts",),
+        custom=True,
+        columns=(Column("Service", "string", ".spec.service", "The apex service of this split."),),
     ),
     ResourceType(
         "apiextensions.k8s.io",
@@ -327,6 +404,11 @@ CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
 def resource_type(key: str) -> ResourceType | None:
     return BY_KEY.get(key)
+
+
+def by_kind(api_version: str, kind: str) -> ResourceType | None:
+    """The served type of a manifest's `apiVersion` and `kind`, or None."""
+    return next((rt for rt in RESOURCES if rt.api_version == api_version and rt.kind == kind), None)
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:

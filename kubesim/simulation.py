@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import heapq
 import itertools
 import logging
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from kubesim.autoscaling import HPAS, AutoscalerController
 from kubesim.clock import Clock, ManualClock
 from kubesim.controller import actions
 from kubesim.controller.analysis import AnalysisController
@@ -43,7 +45,8 @@ from kubesim.controller.common import (
 from kubesim.controller.experiments import ExperimentController
 from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
-from kubesim.controller.rollouts import RolloutController
+from kubesim.controller.rollouts import DEPLOYMENTS, RolloutController
+from kubesim.controller.routers import INGRESSES, WATCHED_ROUTING, referenced, stable_ingresses
 from kubesim.flagger import FlaggerController
 from kubesim.gitops import GitOps, rollout_manifest
 from kubesim.metrics import (
@@ -54,6 +57,7 @@ from kubesim.metrics import (
     SeriesProvider,
     UnavailableProvider,
 )
+from kubesim.resources import by_kind
 from kubesim.scenarios import Scenario, ScenarioError, list_scenarios, load_scenarios
 from kubesim.scenarios.schema import Event, RolloutDef, Writer
 from kubesim.traffic import TrafficModel
@@ -71,6 +75,7 @@ def scenario_namespaces(scenario: Scenario) -> list[str]:
     found += [r.namespace for r in scenario.rollouts]
     found += ["argocd"] if scenario.applications else []
     found += [c.namespace for c in scenario.canaries]
+    found += [o["metadata"]["namespace"] for o in scenario.objects if o["metadata"].get("namespace")]
     if scenario.fleet is not None:
         found += [f"fleet-{i:02d}" for i in range(min(scenario.fleet.namespaces, scenario.fleet.rollouts))]
     return list(dict.fromkeys(found))
@@ -141,6 +146,13 @@ class Simulation:
         self.flagger = FlaggerController(store, self.clock, self.enqueue, self.provider)
         self.jobs = JobController(store, self.clock, self.enqueue, random.Random(seed + 3))
         self.experiments = ExperimentController(store, self.clock, self.enqueue)
+        self.autoscaler = AutoscalerController(
+            store,
+            self.clock,
+            self.enqueue,
+            {key: points for scenario in scenarios for key, points in scenario.load.items()},
+            lambda: self.clock.sim_elapsed(self._started_at),
+        )
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
             "replicaset": self.replicasets.reconcile,
@@ -156,6 +168,7 @@ class Simulation:
             "job": self.jobs.reconcile,
             "experiment": self.experiments.reconcile,
             "job-added": self.jobs.added,
+            "hpa": self.autoscaler.reconcile,
         }
         for resource in self.cache.resources:
             items, _ = store.list(resource)
@@ -199,6 +212,23 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
+        elif resource == DEPLOYMENTS:
+            # argo-rollouts watches the Deployments workloadRefs name: a change requeues their rollouts.
+            for ro in self.cache.all(ROLLOUTS):
+                ref = (ro.get("spec") or {}).get("workloadRef") or {}
+                if (
+                    ro["metadata"]["namespace"] == key[0]
+                    and ref.get("kind") == "Deployment"
+                    and ref.get("name") == key[1]
+                ):
+                    queue[("rollout", (key[0], ro["metadata"]["name"]))] = None
+        elif resource == HPAS and event_type == "ADDED":
+            queue[("hpa", key)] = None  # its reconcile schedules the next sync period itself
+        elif resource in WATCHED_ROUTING:
+            # As argo-rollouts' router controllers do: a change to a routing object requeues its rollouts.
+            for ro in self.cache.all(ROLLOUTS):
+                if key in referenced(ro, resource):
+                    queue[("rollout", (ro["metadata"]["namespace"], ro["metadata"]["name"]))] = None
         elif resource == JOBS and event_type == "ADDED":
             queue[("job-added", key)] = None
         elif resource == EXPERIMENTS:
@@ -322,10 +352,15 @@ class Simulation:
                     self.store.create("namespaces", {"metadata": {"name": ns}}, manager=USER_MANAGER)
             for template in scenario.analysis_templates:
                 self.store.create(ANALYSIS_TEMPLATES, template, manager=USER_MANAGER)
+            for manifest in scenario.objects:
+                rt = by_kind(manifest["apiVersion"], manifest["kind"])
+                assert rt is not None  # the scenario loader checked it
+                self.store.create(rt.key, copy.deepcopy(manifest), manager=USER_MANAGER)
             apps = {a.rollout: a for a in scenario.applications}
             for defn in scenario.rollouts:
                 self._register_pods(defn)
                 self._create_services(defn)
+                self._create_stable_ingresses(defn)
                 app = apps.get(defn.name)
                 if app is not None:
                     self.gitops.add(app, defn)
@@ -382,6 +417,34 @@ class Simulation:
                         "selector": {"app": defn.name},
                         "clusterIP": f"10.96.{self.rng.randint(0, 255)}.{self.rng.randint(1, 254)}",
                         "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                    },
+                },
+                manager=USER_MANAGER,
+            )
+
+    def _create_stable_ingresses(self, defn: RolloutDef) -> None:
+        """The stable Ingress an NGINX-routed canary names, unless the scenario gives its own: all paths to
+        the stable Service (a real cluster would have it from the application's manifests)."""
+        canary = defn.strategy.get("canary") or {}
+        nginx = (canary.get("trafficRouting") or {}).get("nginx") or {}
+        for name in stable_ingresses(nginx):
+            if self.store.try_get(INGRESSES, defn.namespace, name) is not None:
+                continue
+            backend = {"service": {"name": canary.get("stableService", ""), "port": {"number": 80}}}
+            self.store.create(
+                INGRESSES,
+                {
+                    "apiVersion": "networking.k8s.io/v1",
+                    "kind": "Ingress",
+                    "metadata": {"name": name, "namespace": defn.namespace, "labels": {"app": defn.name}},
+                    "spec": {
+                        "ingressClassName": "nginx",
+                        "rules": [
+                            {
+                                "host": f"{name}.{defn.namespace}.example.com",
+                                "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]},
+                            }
+                        ],
                     },
                 },
                 manager=USER_MANAGER,
@@ -459,6 +522,18 @@ class Simulation:
     def _run_writer(self, key: Key) -> None:
         writer = self._writers[int(key[1])]
         self.enqueue("writer", key, writer.every)
+        if writer.resource:
+            if self.store.try_get(writer.resource, writer.namespace or None, writer.name) is not None:
+                body = {"spec": writer.spec} if writer.spec is not None else {"status": writer.status}
+                self.store.patch(
+                    writer.resource,
+                    writer.namespace or None,
+                    writer.name,
+                    body,
+                    subresource=None if writer.spec is not None else "status",
+                    manager=writer.manager,
+                )
+            return
         if self.cache.get(ROLLOUTS, writer.namespace, writer.rollout) is None:
             return
         if writer.status is not None:

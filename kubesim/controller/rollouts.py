@@ -63,6 +63,7 @@ from kubesim.controller.events import (
     step_string,
 )
 from kubesim.controller.experiments import experiment_for_step
+from kubesim.controller.routers import TrafficRouters
 from kubesim.controller.status import (
     AVAILABLE_MESSAGE,
     HEALTHY_MESSAGE,
@@ -83,6 +84,7 @@ from kubesim.controller.status import (
 from kubesim.store import NotFound
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
+DEPLOYMENTS = "apps/deployments"
 DEFAULT_SCALE_DOWN_DELAY = 30.0
 DEFAULT_ABORT_SCALE_DOWN_DELAY = 30.0
 DEFAULT_PROGRESS_DEADLINE = 600.0
@@ -112,6 +114,32 @@ def current_set_weight(canary: Obj, index: int, abort: bool) -> int:
         if steps[i].get("setWeight") is not None:
             return int(steps[i]["setWeight"])
     return 0
+
+
+def set_canary_scale(canary: Obj, index: int, abort: bool) -> Obj | None:
+    """``UseSetCanaryScale``: the last setCanaryScale at or before the current step (routed canaries only;
+    none after matchTrafficWeight, after the last step, or on an abort that scales the canary down)."""
+    steps = canary.get("steps") or []
+    if canary.get("trafficRouting") is None or not steps or index >= len(steps):
+        return None
+    if abort and canary.get("abortScaleDownDelaySeconds", DEFAULT_ABORT_SCALE_DOWN_DELAY) != 0:
+        return None
+    for i in range(index, -1, -1):
+        scale = steps[i].get("setCanaryScale")
+        if scale is None:
+            continue
+        return None if scale.get("matchTrafficWeight") else dict(scale)
+    return None
+
+
+def canary_count(canary: Obj, index: int, abort: bool, replicas: int, by_weight: int) -> int:
+    """The canary's size: setCanaryScale's replicas or weight when one applies, else `by_weight`."""
+    scale = set_canary_scale(canary, index, abort)
+    if scale is not None and scale.get("replicas") is not None:
+        return int(scale["replicas"])  # an explicit size, whatever traffic weight the canary gets
+    if scale is not None and scale.get("weight") is not None:
+        return math.ceil(replicas * int(scale["weight"]) / 100)
+    return by_weight
 
 
 class _Sync:
@@ -157,6 +185,7 @@ class RolloutController:
         self.clock = clock
         self.enqueue = enqueue
         self.events = Recorder(store, clock)
+        self.routers = TrafficRouters(store, self.events)
         self._ro: Obj = {}  # the rollout being reconciled: the object its events are about
 
     # ---- entry point ------------------------------------------------------------------------------------
@@ -167,6 +196,11 @@ class RolloutController:
             return
         sync = _Sync(ro, self.clock.now())
         self._ro = ro
+        deployment = None
+        if sync.spec.get("workloadRef"):
+            deployment = self._resolve_workload(sync)
+            if deployment is None:
+                return
         strategy = sync.spec.get("strategy") or {}
         if strategy.get("canary") is None and strategy.get("blueGreen") is None:
             self._invalid(
@@ -202,6 +236,50 @@ class RolloutController:
         self._restart(sync, all_rs)
         self._cleanup(sync, all_rs)
         self._persist(sync, new_rs)
+        if deployment is not None:
+            self._scale_down_workload(sync, deployment)
+
+    # ---- workloadRef ------------------------------------------------------------------------------------
+
+    def _resolve_workload(self, sync: _Sync) -> Obj | None:
+        """The referenced Deployment's pod template (and selector) stand in for the Rollout's own."""
+        ref: Obj = sync.spec["workloadRef"]
+        ns = sync.ro["metadata"]["namespace"]
+        deployment = (
+            self._get(DEPLOYMENTS, ns, str(ref.get("name", "")))
+            if (ref.get("apiVersion"), ref.get("kind")) == ("apps/v1", "Deployment")
+            else None
+        )
+        if deployment is None:
+            self._invalid(
+                sync,
+                f"workloadRef: {ref.get('kind')} {ref.get('name')!r} not found or not an apps/v1 Deployment",
+            )
+            return None
+        dspec: Obj = deployment.get("spec") or {}
+        sync.spec = {
+            **sync.spec,
+            "template": copy.deepcopy(dspec.get("template") or {}),
+            "selector": sync.spec.get("selector") or copy.deepcopy(dspec.get("selector") or {}),
+        }
+        sync.status["workloadObservedGeneration"] = str(deployment["metadata"].get("generation", 1))
+        return deployment
+
+    def _scale_down_workload(self, sync: _Sync, deployment: Obj) -> None:
+        """scaleDown: onsuccess — once revision 1 is Healthy, the referenced Deployment goes to 0."""
+        ref: Obj = sync.spec["workloadRef"]
+        healthy = (sync.ro.get("status") or {}).get("phase") == "Healthy"
+        if ref.get("scaleDown") != "onsuccess" or revision_of(sync.ro) != 1 or not healthy:
+            return
+        if (deployment.get("spec") or {}).get("replicas") != 0:
+            meta = deployment["metadata"]
+            self.store.patch(
+                DEPLOYMENTS,
+                meta["namespace"],
+                meta["name"],
+                {"spec": {"replicas": 0}},
+                manager=ROLLOUTS_MANAGER,
+            )
 
     # ---- replica sets -----------------------------------------------------------------------------------
 
@@ -546,6 +624,7 @@ class RolloutController:
             self._scale(new_rs, replicas, replicas)
             stable_rs = new_rs
         index = int(status.get("currentStepIndex") or 0)
+        index_at_start = index  # the traffic routers act on the step this reconcile started at
         if steps and status.get("currentStepIndex") is None:
             status["currentStepIndex"] = 0
         promoted = status.get("stableRS") == new_hash
@@ -589,6 +668,8 @@ class RolloutController:
         if promoted:
             weight = 0
         new_count = math.ceil(replicas * weight / 100)
+        if not status.get("promoteFull"):
+            new_count = canary_count(canary, index, sync.aborted, replicas, new_count)
         if promoted:
             new_count = replicas
         new_available = int((new_rs.get("status") or {}).get("availableReplicas") or 0)
@@ -654,6 +735,13 @@ class RolloutController:
             canary_status["weights"] = {
                 k: {kk: vv for kk, vv in v.items() if vv != ""} for k, v in weights.items()
             }
+            if promoted or sync.aborted or status.get("promoteFull") or new_available == 0:
+                self.routers.remove_managed_routes(sync.ro)
+            elif index_at_start < len(steps) and revision_of(sync.ro) > 1:
+                self.routers.set_managed_route(sync.ro, steps[index_at_start])
+            self.routers.set_weight(
+                sync.ro, weights["canary"]["weight"], new_hash, str(status.get("stableRS", new_hash))
+            )
         self._sync_service(ns, canary.get("canaryService"), new_hash, ro_name)
         self._sync_service(ns, canary.get("stableService"), status.get("stableRS"), ro_name)
 
@@ -688,8 +776,11 @@ class RolloutController:
     ) -> bool:
         """Is the current step complete? Starts pauses and analyses as a side effect."""
         status = sync.status
-        if step.get("setWeight") is not None:
-            wanted = math.ceil(replicas * int(step["setWeight"]) / 100)
+        if step.get("setWeight") is not None or step.get("setCanaryScale") is not None:
+            # AtDesiredReplicaCountsForCanary: the canary at the size its weight or setCanaryScale asks.
+            canary: Obj = sync.spec["strategy"]["canary"] or {}
+            weight = current_set_weight(canary, index, sync.aborted)
+            wanted = canary_count(canary, index, sync.aborted, replicas, math.ceil(replicas * weight / 100))
             st = new_rs.get("status") or {}
             return (new_rs.get("spec") or {}).get("replicas") == wanted and int(
                 st.get("availableReplicas") or 0
@@ -730,7 +821,7 @@ class RolloutController:
             return False
         if step.get("experiment") is not None:
             return self._experiment_step(sync, new_rs, stable_hash, step["experiment"], index)
-        # setCanaryScale, header/mirror routes and plugins: not simulated, complete at once.
+        # Header/mirror routes and step plugins: not simulated, complete at once.
         return True
 
     def _experiment_step(

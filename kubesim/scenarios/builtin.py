@@ -194,6 +194,452 @@ PROMETHEUS_SCENARIOS: list[Obj] = [
 ]
 
 
+def _istio_routes(name: str, canary_weight: int) -> list[Obj]:
+    """The VirtualService's http routes as the repository declares them: one named route, two hosts."""
+    return [
+        {
+            "name": "primary",
+            "route": [
+                {
+                    "destination": {"host": f"{name}-stable", "port": {"number": 80}},
+                    "weight": 100 - canary_weight,
+                },
+                {"destination": {"host": f"{name}-canary", "port": {"number": 80}}, "weight": canary_weight},
+            ],
+        }
+    ]
+
+
+def _cpu_hpa(name: str, namespace: str, target: Obj, minimum: int, maximum: int) -> Obj:
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": target,
+            "minReplicas": minimum,
+            "maxReplicas": maximum,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                }
+            ],
+        },
+    }
+
+
+AUTOSCALING_SCENARIOS: list[Obj] = [
+    {
+        "name": "hpa-workload-ref-conflict",
+        "description": "A Rollout that takes its pod template from the Deployment api (workloadRef, "
+        "scaleDown: onsuccess) while the HPA still targets that Deployment: once the Rollout is "
+        "Healthy the controller scales the Deployment to 0, so the HPA reports ScalingActive False "
+        "(ScalingDisabled) and never scales the Rollout, which stays at 3 replicas under a load "
+        "of 6 pods' worth of CPU. Ends Healthy at 3 replicas with the HPA's desiredReplicas 0.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "api",
+                "namespace": "autoscale-ref",
+                "replicas": 3,
+                "image": "argoproj/rollouts-demo:blue",
+                "spec": {
+                    "workloadRef": {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "api",
+                        "scaleDown": "onsuccess",
+                    }
+                },
+                "strategy": {"canary": {"steps": [{"setWeight": 50}, {"pause": {"duration": "10s"}}]}},
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "api", "namespace": "autoscale-ref", "labels": {"app": "api"}},
+                "spec": {
+                    "replicas": 3,
+                    "selector": {"matchLabels": {"app": "api"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "api"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "api",
+                                    "image": "argoproj/rollouts-demo:blue",
+                                    "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                                    "resources": {"requests": {"cpu": "100m", "memory": "32Mi"}},
+                                }
+                            ]
+                        },
+                    },
+                },
+            },
+            _cpu_hpa(
+                "api", "autoscale-ref", {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}, 2, 10
+            ),
+        ],
+        "load": [{"hpa": "api", "at": 0, "pods": 6}],
+    },
+    {
+        "name": "hpa-sync-conflict",
+        "description": "An HPA scales the Rollout cart (60 % CPU target, load of 6 pods' worth) while "
+        "Argo CD self-heal keeps syncing the repository's replicas: 4, so spec.replicas flips "
+        "between the HPA's 8 (field manager kube-controller-manager, subresource scale) and 4 "
+        "(argocd-controller) every sync period. Cycles: Healthy while spec.replicas alternates.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "cart",
+                "namespace": "autoscale-sync",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed("cart", [{"setWeight": 20}, {"pause": {"duration": "10s"}}]),
+            }
+        ],
+        "applications": [
+            {
+                "name": "cart",
+                "rollout": "cart",
+                "values": {"image": {"tag": "blue"}, "config": {"replicas": 4}},
+            }
+        ],
+        "objects": [
+            _cpu_hpa(
+                "cart",
+                "autoscale-sync",
+                {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "cart"},
+                2,
+                10,
+            )
+        ],
+        "load": [{"hpa": "cart", "at": 0, "pods": 6}],
+    },
+]
+
+
+ROUTER_SCENARIOS: list[Obj] = [
+    {
+        "name": "istio-header-route",
+        "description": "Subset-level Istio routing (DestinationRule canary/stable subsets labelled with "
+        "the pod template hashes) with managed routes: after setWeight 10 the controller adds a "
+        "header route (X-Canary: true, all to the canary) and a mirror route (25 % of GETs "
+        "mirrored to the canary), ordered first as managedRoutes lists them. Ends Paused at "
+        "step 3/4 (indefinite pause) with the VirtualService routes mirror-gets, canary-header "
+        "and primary (90/10).",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "ratings",
+                "namespace": "mesh-istio",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "trafficRouting": {
+                            "managedRoutes": [{"name": "mirror-gets"}, {"name": "canary-header"}],
+                            "istio": {
+                                "virtualService": {"name": "ratings", "routes": ["primary"]},
+                                "destinationRule": {
+                                    "name": "ratings",
+                                    "canarySubsetName": "canary",
+                                    "stableSubsetName": "stable",
+                                },
+                            },
+                        },
+                        "steps": [
+                            {"setWeight": 10},
+                            {
+                                "setHeaderRoute": {
+                                    "name": "canary-header",
+                                    "match": [{"headerName": "X-Canary", "headerValue": {"exact": "true"}}],
+                                }
+                            },
+                            {
+                                "setMirrorRoute": {
+                                    "name": "mirror-gets",
+                                    "percentage": 25,
+                                    "match": [{"method": {"exact": "GET"}}],
+                                }
+                            },
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "ratings", "namespace": "mesh-istio", "labels": {"app": "ratings"}},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {"app": "ratings"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                },
+            },
+            {
+                "apiVersion": "networking.istio.io/v1beta1",
+                "kind": "DestinationRule",
+                "metadata": {"name": "ratings", "namespace": "mesh-istio"},
+                "spec": {
+                    "host": "ratings",
+                    "subsets": [
+                        {"name": "canary", "labels": {"app": "ratings"}},
+                        {"name": "stable", "labels": {"app": "ratings"}},
+                    ],
+                },
+            },
+            {
+                "apiVersion": "networking.istio.io/v1beta1",
+                "kind": "VirtualService",
+                "metadata": {"name": "ratings", "namespace": "mesh-istio"},
+                "spec": {
+                    "hosts": ["ratings"],
+                    "http": [
+                        {
+                            "name": "primary",
+                            "route": [
+                                {
+                                    "destination": {
+                                        "host": "ratings",
+                                        "subset": "stable",
+                                        "port": {"number": 80},
+                                    },
+                                    "weight": 100,
+                                },
+                                {
+                                    "destination": {
+                                        "host": "ratings",
+                                        "subset": "canary",
+                                        "port": {"number": 80},
+                                    },
+                                    "weight": 0,
+                                },
+                            ],
+                        }
+                    ],
+                },
+            },
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "ratings", "image": "argoproj/rollouts-demo:green"}}],
+    },
+    {
+        "name": "traffic-ahead-of-capacity",
+        "description": "A routed canary pinned to one pod by setCanaryScale (replicas: 1) then given "
+        "setWeight 60: the NGINX canary Ingress sends 60 % of the traffic to 1 canary pod while "
+        "10 stable pods serve the other 40 %. Ends Paused at step 2/3 (indefinite pause) with "
+        'canary-weight "60", the canary ReplicaSet at 1 available replica and the stable at 10.',
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "quotes",
+                "namespace": "capacity",
+                "replicas": 10,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "quotes-canary",
+                        "stableService": "quotes-stable",
+                        "trafficRouting": {"nginx": {"stableIngress": "quotes"}},
+                        "steps": [{"setCanaryScale": {"replicas": 1}}, {"setWeight": 60}, {"pause": {}}],
+                    }
+                },
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "quotes", "image": "argoproj/rollouts-demo:purple"}}],
+    },
+    {
+        "name": "smi-canary",
+        "description": "An SMI-routed canary: the rollouts controller creates the TrafficSplit "
+        "ledger (split.smi-spec.io/v1alpha3, root service ledger, owned by the Rollout) and moves "
+        "its backends' weights 10 then 40; the analysis after 40 % fails (error rate 0.2) and "
+        "the rollout aborts. Ends Degraded (aborted) with the TrafficSplit back at canary 0 / "
+        "stable 100.",
+        "pod_ready_seconds": 2,
+        "analysis_templates": [_error_rate(interval="10s", count=2)],
+        "metrics": {"error-rate": [0.2]},
+        "rollouts": [
+            {
+                "name": "ledger",
+                "namespace": "mesh-smi",
+                "replicas": 5,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "ledger-canary",
+                        "stableService": "ledger-stable",
+                        "trafficRouting": {"smi": {"rootService": "ledger"}},
+                        "steps": [
+                            {"setWeight": 10},
+                            {"pause": {"duration": "10s"}},
+                            {"setWeight": 40},
+                            _analysis("ledger-canary"),
+                            {"setWeight": 80},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "ledger", "namespace": "mesh-smi", "labels": {"app": "ledger"}},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {"app": "ledger"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                },
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "ledger", "image": "argoproj/rollouts-demo:red"}}],
+    },
+    {
+        "name": "gateway-api-canary",
+        "description": "A canary routed by the Argo Rollouts Gateway API plugin "
+        '(trafficRouting.plugins["argoproj-labs/gatewayAPI"].httpRoute): the plugin (field manager '
+        "gatewayAPI) moves the HTTPRoute's backendRefs weights 30 then 60 and labels the route "
+        "rollouts.argoproj.io/gatewayapi-canary: in-progress meanwhile. Ends Healthy on revision 2 "
+        "with the HTTPRoute back at 100/0 (stable/canary) and the label removed.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "payments",
+                "namespace": "gateway-demo",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "payments-canary",
+                        "stableService": "payments-stable",
+                        "trafficRouting": {
+                            "plugins": {"argoproj-labs/gatewayAPI": {"httpRoute": "payments"}}
+                        },
+                        "steps": [
+                            {"setWeight": 30},
+                            {"pause": {"duration": "15s"}},
+                            {"setWeight": 60},
+                            {"pause": {"duration": "15s"}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "HTTPRoute",
+                "metadata": {"name": "payments", "namespace": "gateway-demo"},
+                "spec": {
+                    "parentRefs": [{"name": "public", "namespace": "gateway-system"}],
+                    "hostnames": ["payments.example.com"],
+                    "rules": [
+                        {
+                            "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                            "backendRefs": [
+                                {"name": "payments-stable", "port": 80, "weight": 100},
+                                {"name": "payments-canary", "port": 80, "weight": 0},
+                            ],
+                        }
+                    ],
+                },
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "payments", "image": "argoproj/rollouts-demo:orange"}}],
+    },
+    {
+        "name": "nginx-canary",
+        "description": "An NGINX-routed canary: the rollouts controller creates the canary Ingress "
+        "storefront-storefront-canary from the stable Ingress (its rules sent to the canary Service, "
+        "canary and canary-weight annotations, a canary-by-header route for X-Canary: always) and "
+        "moves its canary-weight 25 then 50. Ends Paused at step 3/4 (indefinite pause) with "
+        'canary-weight "50" and status.canary.weights 50/50.',
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "storefront",
+                "namespace": "edge",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "storefront-canary",
+                        "stableService": "storefront-stable",
+                        "trafficRouting": {
+                            "nginx": {
+                                "stableIngress": "storefront",
+                                "additionalIngressAnnotations": {
+                                    "canary-by-header": "X-Canary",
+                                    "canary-by-header-value": "always",
+                                },
+                            }
+                        },
+                        "steps": [
+                            {"setWeight": 25},
+                            {"pause": {"duration": "20s"}},
+                            {"setWeight": 50},
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "events": [
+            {"at": 5, "set_image": {"rollout": "storefront", "image": "argoproj/rollouts-demo:green"}}
+        ],
+    },
+    {
+        "name": "istio-weight-fight",
+        "description": "Argo CD self-heal restores the repository's VirtualService weights (stable 100, "
+        "canary 0) every 5 s while the rollouts controller re-applies its step weight (20) "
+        "to the named route. Cycles: Paused at step 1/2 while the VirtualService's route "
+        "weights flip between 20/80 and 0/100, written alternately by rollouts-controller and "
+        "argocd-controller.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "reviews",
+                "namespace": "bookinfo",
+                "replicas": 5,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "reviews-canary",
+                        "stableService": "reviews-stable",
+                        "trafficRouting": {
+                            "istio": {"virtualService": {"name": "reviews", "routes": ["primary"]}}
+                        },
+                        "steps": [{"setWeight": 20}, {"pause": {}}],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "networking.istio.io/v1beta1",
+                "kind": "VirtualService",
+                "metadata": {"name": "reviews", "namespace": "bookinfo"},
+                "spec": {"hosts": ["reviews"], "http": _istio_routes("reviews", 0)},
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "reviews", "image": "argoproj/rollouts-demo:yellow"}}],
+        "writers": [
+            {
+                "object": {"kind": "VirtualService", "name": "reviews", "namespace": "bookinfo"},
+                "every": 5,
+                "manager": "argocd-controller",
+                "spec": {"http": _istio_routes("reviews", 0)},
+            }
+        ],
+    },
+]
+
+
 BUILTIN: list[Obj] = [
     {
         "name": "healthy-canary",
@@ -480,4 +926,6 @@ BUILTIN: list[Obj] = [
     },
     *PROMETHEUS_SCENARIOS,
     *FLAGGER_SCENARIOS,
+    *ROUTER_SCENARIOS,
+    *AUTOSCALING_SCENARIOS,
 ]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesim.controller import actions
 from kubesim.scenarios import ScenarioError, list_scenarios, load_scenario, load_scenarios
 from tests.kubesim._simhelp import condition, replica_sets, rollout, runs, start
 
@@ -31,6 +32,14 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "istio-header-route",
+        "traffic-ahead-of-capacity",
+        "smi-canary",
+        "gateway-api-canary",
+        "nginx-canary",
+        "istio-weight-fight",
+        "hpa-workload-ref-conflict",
+        "hpa-sync-conflict",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -169,6 +178,208 @@ def test_weight_fight_flips_the_weight_between_two_writers() -> None:
     assert {"rollouts-controller", "argocd-controller"} <= writers
 
 
+def test_istio_weight_fight_alternates_the_virtual_service_weights_between_two_writers() -> None:
+    sim, store, _ = start("istio-weight-fight")
+    seen: list[tuple[list[int], str]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "networking.istio.io/virtualservices":
+            route = obj["spec"]["http"][0]
+            # The writer of the route is the manager whose entry owns f:route (each write takes it over).
+            owner = next(
+                e["manager"]
+                for e in obj["metadata"]["managedFields"]
+                if "f:route" in str(e.get("fieldsV1", {}))
+            )
+            seen.append(([d["weight"] for d in route["route"]], owner))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    fight = seen[1:]  # after the creation by kubectl
+    assert len(fight) >= 20
+    assert all(a != b for a, b in itertools.pairwise(fight))
+    assert {tuple(w) for w, _ in fight} == {(80, 20), (100, 0)}
+    assert {(tuple(w), m) for w, m in fight} == {
+        ((80, 20), "rollouts-controller"),
+        ((100, 0), "argocd-controller"),
+    }
+    ro = rollout(store, "bookinfo", "reviews")
+    assert (ro["status"]["phase"], ro["status"]["currentStepIndex"]) == ("Paused", 1)
+    assert ro["status"]["canary"]["weights"]["canary"]["weight"] == 20
+    reasons = {e["reason"]: e for e in store.list("events", "bookinfo")[0]}
+    updated = reasons["Updated VirtualService"]
+    assert updated["message"] == "VirtualService `reviews` set to desiredWeight '20'"
+    assert updated["count"] >= 20
+
+
+def test_nginx_canary_moves_the_canary_ingress_weight_with_the_steps() -> None:
+    sim, store, _ = start("nginx-canary")
+    weights: list[str] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "networking.k8s.io/ingresses" and obj["metadata"]["name"].endswith("-canary"):
+            weights.append(obj["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"])
+
+    store.subscribe(watch)
+    sim.advance(90)
+    assert weights == ["0", "25", "50"]
+    ro = rollout(store, "edge", "storefront")
+    assert (ro["status"]["phase"], ro["status"]["currentStepIndex"]) == ("Paused", 3)
+    assert ro["status"]["canary"]["weights"]["canary"]["weight"] == 50
+    ing = store.get("networking.k8s.io/ingresses", "edge", "storefront-storefront-canary")
+    assert ing["metadata"]["annotations"] == {
+        "nginx.ingress.kubernetes.io/canary": "true",
+        "nginx.ingress.kubernetes.io/canary-weight": "50",
+        "nginx.ingress.kubernetes.io/canary-by-header": "X-Canary",
+        "nginx.ingress.kubernetes.io/canary-by-header-value": "always",
+    }
+    assert ing["metadata"]["ownerReferences"][0]["uid"] == ro["metadata"]["uid"]
+    [rule] = ing["spec"]["rules"]
+    assert rule["http"]["paths"][0]["backend"]["service"]["name"] == "storefront-canary"
+    assert {e["manager"] for e in ing["metadata"]["managedFields"]} == {"rollouts-controller"}
+    stable = store.get("networking.k8s.io/ingresses", "edge", "storefront")
+    assert stable["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] == "storefront-stable"
+
+
+def test_gateway_api_canary_moves_the_http_route_backend_weights_then_ends_healthy() -> None:
+    sim, store, _ = start("gateway-api-canary")
+    seen: list[tuple[list[int], str | None]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if (
+            resource == "gateway.networking.k8s.io/httproutes"
+            and obj["metadata"]["namespace"] == "gateway-demo"
+        ):
+            refs = obj["spec"]["rules"][0]["backendRefs"]
+            label = (obj["metadata"].get("labels") or {}).get("rollouts.argoproj.io/gatewayapi-canary")
+            seen.append(([r["weight"] for r in refs], label))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    assert seen == [([100, 0], None), ([70, 30], "in-progress"), ([40, 60], "in-progress"), ([100, 0], None)]
+    ro = rollout(store, "gateway-demo", "payments")
+    assert ro["status"]["phase"] == "Healthy"
+    assert ro["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
+    route = store.get("gateway.networking.k8s.io/httproutes", "gateway-demo", "payments")
+    assert [e["manager"] for e in route["metadata"]["managedFields"]] == [
+        "kubectl-client-side-apply",
+        "gatewayAPI",
+    ]
+
+
+def test_smi_canary_splits_by_weight_then_returns_to_stable_on_abort() -> None:
+    sim, store, _ = start("smi-canary")
+    seen: list[list[tuple[str, int]]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "split.smi-spec.io/trafficsplits":
+            seen.append([(b["service"], b["weight"]) for b in obj["spec"]["backends"]])
+
+    store.subscribe(watch)
+    sim.advance(150)
+    assert [[w for _, w in backends] for backends in seen] == [[0, 100], [10, 90], [40, 60], [0, 100]]
+    assert seen[0] == [("ledger-canary", 0), ("ledger-stable", 100)]
+    ro = rollout(store, "mesh-smi", "ledger")
+    assert ro["status"]["phase"] == "Degraded" and ro["status"]["abort"] is True
+    split = store.get("split.smi-spec.io/trafficsplits", "mesh-smi", "ledger")
+    assert split["apiVersion"] == "split.smi-spec.io/v1alpha3" and split["spec"]["service"] == "ledger"
+    assert split["metadata"]["ownerReferences"][0]["uid"] == ro["metadata"]["uid"]
+    assert {e["manager"] for e in split["metadata"]["managedFields"]} == {"rollouts-controller"}
+
+
+def test_traffic_ahead_of_capacity_sends_sixty_percent_to_one_canary_pod() -> None:
+    sim, store, _ = start("traffic-ahead-of-capacity")
+    sim.advance(60)
+    st = rollout(store, "capacity", "quotes")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 2)
+    assert st["canary"]["weights"]["canary"]["weight"] == 60
+    sizes = {
+        r["metadata"]["labels"]["rollouts-pod-template-hash"]: (
+            r["spec"]["replicas"],
+            r["status"]["availableReplicas"],
+        )
+        for r in replica_sets(store, "capacity")
+    }
+    assert sizes == {st["currentPodHash"]: (1, 1), st["stableRS"]: (10, 10)}
+    ing = store.get("networking.k8s.io/ingresses", "capacity", "quotes-quotes-canary")
+    assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] == "60"
+
+
+def test_an_hpa_on_the_workload_ref_deployment_is_disabled_once_the_rollout_takes_over() -> None:
+    sim, store, _ = start("hpa-workload-ref-conflict")
+    sim.advance(120)
+    ro = rollout(store, "autoscale-ref", "api")
+    assert (ro["status"]["phase"], ro["spec"]["replicas"]) == ("Healthy", 3)
+    assert (
+        "template" not in ro["spec"] and ro["status"]["workloadObservedGeneration"] == "2"
+    )  # scaled to 0: a spec change
+    [rs] = replica_sets(store, "autoscale-ref")
+    assert rs["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "100m"
+    deployment = store.get("apps/deployments", "autoscale-ref", "api")
+    assert deployment["spec"]["replicas"] == 0
+    assert deployment["metadata"]["managedFields"][-1]["manager"] == "rollouts-controller"
+    hpa = store.get("autoscaling/horizontalpodautoscalers", "autoscale-ref", "api")
+    assert hpa["spec"]["scaleTargetRef"]["kind"] == "Deployment"
+    assert hpa["status"]["desiredReplicas"] == 0
+    active = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingActive")
+    assert (active["status"], active["reason"]) == ("False", "ScalingDisabled")
+
+
+def test_an_hpa_and_argo_cd_self_heal_take_turns_writing_the_rollout_replicas() -> None:
+    sim, store, _ = start("hpa-sync-conflict")
+    writes: list[tuple[int, str, str | None]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "argoproj.io/rollouts":
+            owner = next(
+                e
+                for e in obj["metadata"]["managedFields"]
+                if "f:replicas" in str(e["fieldsV1"].get("f:spec", {}))
+            )
+            writes.append((obj["spec"]["replicas"], owner["manager"], owner.get("subresource")))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    changes = [w for w, v in itertools.pairwise(writes) if w[0] != v[0]] + [writes[-1]]
+    assert {(r, m, sub) for r, m, sub in writes} >= {
+        (8, "kube-controller-manager", "scale"),
+        (4, "argocd-controller", None),
+    }
+    assert len(changes) >= 12  # 8 -> 4 -> 8 ... every 15 s sync period
+    assert rollout(store, "autoscale-sync", "cart")["status"]["phase"] == "Healthy"
+    hpa = store.get("autoscaling/horizontalpodautoscalers", "autoscale-sync", "cart")
+    assert hpa["status"]["desiredReplicas"] == 8
+    rescale = [e for e in store.list("events", "autoscale-sync")[0] if e["reason"] == "SuccessfulRescale"]
+    assert rescale[0]["count"] >= 6 and rescale[0]["source"]["component"] == "horizontal-pod-autoscaler"
+
+
+def test_istio_header_route_adds_ordered_managed_routes_then_removes_them_on_promotion() -> None:
+    sim, store, _ = start("istio-header-route")
+    sim.advance(60)
+    st = rollout(store, "mesh-istio", "ratings")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 3)
+    vs = store.get("networking.istio.io/virtualservices", "mesh-istio", "ratings")
+    mirror, header, primary = vs["spec"]["http"]
+    assert [r["name"] for r in (mirror, header, primary)] == ["mirror-gets", "canary-header", "primary"]
+    assert header["match"] == [{"headers": {"X-Canary": {"exact": "true"}}}]
+    assert header["route"] == [
+        {"destination": {"host": "ratings", "subset": "canary", "port": {"number": 80}}, "weight": 100}
+    ]
+    assert mirror["mirror"] == {"host": "ratings", "subset": "canary", "port": {"number": 80}}
+    assert mirror["mirrorPercentage"] == {"value": 25.0} and mirror["match"] == [{"method": {"exact": "GET"}}]
+    assert [d["weight"] for d in mirror["route"]] == [d["weight"] for d in primary["route"]] == [90, 10]
+    subsets = store.get("networking.istio.io/destinationrules", "mesh-istio", "ratings")["spec"]["subsets"]
+    hashes = {s["name"]: s["labels"]["rollouts-pod-template-hash"] for s in subsets}
+    assert hashes == {"canary": st["currentPodHash"], "stable": st["stableRS"]}
+    actions.promote(store, "mesh-istio", "ratings", full=True)
+    sim.advance(60)
+    st = rollout(store, "mesh-istio", "ratings")["status"]
+    assert st["phase"] == "Healthy"
+    vs = store.get("networking.istio.io/virtualservices", "mesh-istio", "ratings")
+    assert [r["name"] for r in vs["spec"]["http"]] == ["primary"]
+    assert [d["weight"] for d in vs["spec"]["http"][0]["route"]] == [100, 0]
+
+
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
     sim, store, _ = start("blue-green")
     sim.advance(100)
@@ -286,6 +497,27 @@ def test_a_scenario_file_in_the_documented_format_loads(tmp_path: Path) -> None:
         ),
         ("name: x\ndescription: d\nmetrics: {m: [a]}\n", "metrics.m.values: expected a list of numbers"),
         ("name: x\ndescription: d\nbogus: 1\n", "unknown key(s) bogus"),
+        (
+            "name: x\ndescription: d\nobjects: [{apiVersion: v9, kind: Gizmo, metadata: {name: g}}]\n",
+            "objects[0]: kubesim does not serve Gizmo in v9",
+        ),
+        (
+            "name: x\ndescription: d\nobjects: [{apiVersion: v1, kind: Service, metadata: {}}]\n",
+            "objects[0].metadata: expected a mapping with a name",
+        ),
+        (
+            "name: x\ndescription: d\n"
+            "writers: [{object: {kind: VirtualService, name: vs}, every: 5, spec: {}}]\n",
+            "writers[0].object: no VirtualService 'vs' among this scenario's objects",
+        ),
+        (
+            "name: x\ndescription: d\nwriters: [{every: 5, spec: {}}]\n",
+            "writers[0]: give exactly one of rollout or object",
+        ),
+        (
+            "name: x\ndescription: d\nload: [{hpa: web, at: 0, pods: 2}]\n",
+            "load[0].hpa: no HorizontalPodAutoscaler 'web' among this scenario's objects",
+        ),
         ("name: [\n", "not valid YAML (line"),
     ],
 )
@@ -343,6 +575,17 @@ def test_two_scenarios_that_would_collide_are_refused_naming_both(
     path.write_text("name: mine\ndescription: d\n" + second)
     with pytest.raises(ScenarioError, match=f"scenarios healthy-canary and mine both define {message}"):
         load_scenarios(["healthy-canary", str(path)])
+
+
+def test_two_scenarios_creating_the_same_object_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "name: mine\ndescription: d\nobjects: [{apiVersion: networking.istio.io/v1beta1, "
+        "kind: VirtualService, metadata: {name: reviews, namespace: bookinfo}, spec: {hosts: [reviews]}}]\n"
+    )
+    both = "scenarios istio-weight-fight and mine both define VirtualService bookinfo/reviews"
+    with pytest.raises(ScenarioError, match=both):
+        load_scenarios(["istio-weight-fight", str(path)])
 
 
 def test_a_scenario_listed_twice_is_refused() -> None:
