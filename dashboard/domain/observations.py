@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from . import canary as canary_rules
 from .objects import as_bool, as_str, dig, dig_map, maps, opt_int, parse_time
+from .routers import read_router
 
 MAX_HASHES = 8
 MAX_RESETS = 4
@@ -37,6 +39,7 @@ class RolloutObjects:
     analysisruns: Sequence[Mapping[str, Any]] = ()
     pods: Sequence[Mapping[str, Any]] = ()
     applications: Sequence[Mapping[str, Any]] = ()
+    routers: Sequence[Mapping[str, Any]] = ()  # the routing objects it names, each with its ``kind``
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,12 @@ class Observations:
     weight_episode_start: datetime | None = None
     last_weight: int | None = None
     last_seen: datetime | None = field(default=None)
+    # The same for the canary weight in the routing object itself (``routers.read_router``), and since
+    # when the router has disagreed with the rollout's desired weight (None: it agrees, or unknown).
+    router_weights: tuple[WeightChange, ...] = ()
+    router_episode_start: datetime | None = None
+    last_router_weight: int | None = None
+    router_drift_since: datetime | None = None
 
     def sighting(self, pod_hash: str) -> HashSighting | None:
         return next((h for h in self.hashes if h.hash == pod_hash), None)
@@ -130,13 +139,62 @@ def observe(history: Observations | None, view: Any, objects: RolloutObjects, at
             )
             weights = (*weights, change)[-MAX_WEIGHT_CHANGES:]
         last_weight = weight
-    return Observations(
-        hashes=tuple(hashes),
-        resets=resets,
-        weights=weights,
-        weight_episode_start=episode_start,
-        last_weight=last_weight,
-        last_seen=at,
+    return _observe_router(
+        Observations(
+            hashes=tuple(hashes),
+            resets=resets,
+            weights=weights,
+            weight_episode_start=episode_start,
+            last_weight=last_weight,
+            last_seen=at,
+            router_weights=history.router_weights,
+            router_episode_start=history.router_episode_start,
+            last_router_weight=history.last_router_weight,
+            router_drift_since=history.router_drift_since,
+        ),
+        objects,
+        (pod_hash, step, aborted),
+        at,
+    )
+
+
+def desired_router_weight(rollout: Mapping[str, Any]) -> int:
+    """The canary weight the rollouts controller wants the router to carry now: its step's weight, 0 once
+    aborted or fully promoted (upstream sets the router back to all-stable then)."""
+    status = dig_map(rollout, "status")
+    current = as_str(status.get("currentPodHash"))
+    if current and current == as_str(status.get("stableRS")):
+        return 0
+    return canary_rules.set_weight(rollout)
+
+
+def _observe_router(
+    history: Observations, objects: RolloutObjects, segment: tuple[str, int, bool], at: datetime
+) -> Observations:
+    """Fold what the routing object says now: a changed canary weight, and the start of a disagreement.
+    Without the routing object (a Rollout-only sighting) nothing about the router is known or changed."""
+    if not objects.routers:
+        return history
+    reading = read_router(objects.rollout, objects.routers)
+    if reading is None or reading.canary_weight is None:
+        return replace(history, router_drift_since=None)
+    weight = reading.canary_weight
+    weights, episode_start = history.router_weights, history.router_episode_start
+    if history.last_router_weight is not None and weight != history.last_router_weight:
+        if not weights or at - weights[-1].at > WEIGHT_EPISODE_GAP:
+            episode_start = at
+        writer = reading.last_writer
+        field_name = f"{reading.kind} {reading.namespace}/{reading.name}"
+        change = WeightChange(at, field_name, weight, writer.manager if writer else None, segment)
+        weights = (*weights, change)[-MAX_WEIGHT_CHANGES:]
+    drifting = weight != desired_router_weight(objects.rollout)
+    drift_since = (history.router_drift_since or at) if drifting else None
+    return replace(
+        history,
+        router_weights=weights,
+        router_episode_start=episode_start,
+        last_router_weight=weight,
+        router_drift_since=drift_since,
     )
 
 

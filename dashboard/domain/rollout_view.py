@@ -40,6 +40,7 @@ from .objects import (
 )
 from .phase import rollout_phase
 from .replicasets import REVISION_ANNOTATION, ReplicaSetView, container_list, replica_set_views
+from .routers import read_router
 from .status_icons import rollout_icon
 
 WEIGHT_FROM_TRAFFIC_ROUTER = "traffic-router"
@@ -110,6 +111,8 @@ class RolloutView:
     updated_at: datetime
     findings: tuple[Mapping[str, Any], ...] = field(default=())
     events: tuple[Mapping[str, Any], ...] = field(default=())  # Kubernetes Events about it (kube_events)
+    # What the traffic router's own object says (dashboard.domain.routers), when the watcher has it.
+    router: Mapping[str, Any] | None = None
 
     @property
     def release_started_at(self) -> datetime | None:
@@ -201,6 +204,7 @@ class RolloutView:
             "conditions": [dict(c) for c in self.conditions],
             "findings": [dict(f) for f in self.findings],
             "events": [dict(e) for e in self.events],
+            "router": dict(self.router) if self.router is not None else None,
             "updatedAt": rfc3339(self.updated_at),
         }
 
@@ -250,6 +254,7 @@ def build_rollout_view(
     jobs: Iterable[Mapping[str, Any]] = (),
     deployment: Mapping[str, Any] | None = None,
     events: Iterable[Mapping[str, Any]] = (),
+    routers: Iterable[Mapping[str, Any]] = (),
     now: datetime,
     cluster: str = "",
 ) -> RolloutView:
@@ -296,6 +301,7 @@ def build_rollout_view(
     created = parse_time(meta.get("creationTimestamp"))
     return RolloutView(
         events=event_rows(rollout, events),
+        router=_router(rollout, routers),
         cluster=cluster,
         namespace=as_str(meta.get("namespace")),
         name=as_str(meta.get("name")),
@@ -400,3 +406,8 @@ def rollout_views(
             )
         )
     return views
+
+
+def _router(rollout: Mapping[str, Any], routers: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    reading = read_router(rollout, list(routers))
+    return reading.to_dict() if reading is not None else None

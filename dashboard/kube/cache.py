@@ -27,9 +27,9 @@ from datetime import datetime
 from typing import Any
 
 from dashboard.actions.availability import action_availability
-from dashboard.domain import build_rollout_view
+from dashboard.domain import build_rollout_view, routers
 from dashboard.domain.flagger import routing_object
-from dashboard.domain.objects import parse_time
+from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
 
 ROLLOUT = "Rollout"
@@ -44,9 +44,15 @@ ROLLOUT_EVENT = "RolloutEvent"  # the Events about Rollouts (their own watch: in
 DEPLOYMENT = "Deployment"
 HTTP_ROUTE = "HTTPRoute"
 FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
-KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS)
+# The routing objects a Rollout's trafficRouting names (HTTPRoute is shared with Flagger).
+ROUTER_KINDS = tuple(k for k in routers.ROUTER_KINDS if k != HTTP_ROUTE)
+KINDS = (
+    ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS,
+    *ROUTER_KINDS,
+)
 ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
-BY_NAME = (DEPLOYMENT, HTTP_ROUTE)  # read by a Canary's view, found by name
+# Read by a Canary's or a Rollout's view, found by the name the root gives them.
+BY_NAME = (DEPLOYMENT, HTTP_ROUTE, *ROUTER_KINDS)
 # Flagger writes an Event per analysis tick that says something; Kubernetes keeps them an hour. The view
 # needs the recent ones (the current halt, the failed checks), not all of them.
 EVENTS_PER_CANARY = 50
@@ -186,6 +192,23 @@ def project(kind: str, obj: Mapping[str, Any]) -> Obj:
         owners = weight_fields(obj)
         if owners:
             kept["metadata"]["managedFields"] = owners
+    if kind in routers.ROUTER_KINDS and isinstance(kept.get("metadata"), dict):
+        writes = _router_writes(kind, obj)
+        if writes:
+            kept["metadata"]["managedFields"] = writes
+    return kept
+
+
+def _router_writes(kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Of a routing object's ``managedFields``, who wrote it and when, and whether they own the weight:
+    what ``routers.writes_of`` reads (the weight-fight and drift findings name the writers)."""
+    kept = []
+    for write in routers.writes_of(kind, obj):
+        entry: dict[str, Any] = {"manager": write.manager, "operation": write.operation,
+                                 "time": rfc3339(write.at) if write.at else None}
+        if write.owns_weight:
+            entry["fieldsV1"] = routers.weight_field_marker(kind)
+        kept.append(entry)
     return kept
 
 
@@ -214,6 +237,7 @@ class RolloutInputs:
     experiments: list[Obj] = field(default_factory=list)
     applications: list[Obj] = field(default_factory=list)
     events: list[Obj] = field(default_factory=list)
+    routers: list[Obj] = field(default_factory=list)  # the routing objects it names, each with ``kind``
 
     def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
         """The rollout's view document from these inputs (the domain model; never raises by contract),
@@ -225,6 +249,7 @@ class RolloutInputs:
             analysisruns=self.analysisruns,
             experiments=self.experiments,
             events=self.events,
+            routers=self.routers,
             now=now,
             cluster=cluster,
         ).to_dict()
@@ -249,10 +274,11 @@ class ClusterCache:
         self.apps_by_rollout: dict[tuple[str, str], set[str]] = {}
         self.app_targets: dict[str, tuple[tuple[str, str], ...]] = {}
         self.rollout_by_name: dict[tuple[str, str], str] = {}
-        # Flagger: Canary by name; what each Canary's view reads (and the reverse); objects by name;
+        # Flagger: Canary by name; what each root's view reads by name (a Canary's Deployments and
+        # HTTPRoute, a Rollout's routing objects) and the reverse; objects by name;
         # Events by the Canary they are about (event UID → when, for keeping the newest).
         self.canary_by_name: dict[NameKey, str] = {}
-        self.canary_reads: dict[str, tuple[Ref, ...]] = {}
+        self.root_reads: dict[str, tuple[Ref, ...]] = {}
         self.readers: dict[Ref, set[str]] = {}
         self.named: dict[Ref, str] = {}
         self.events_by_canary: dict[NameKey, dict[str, float]] = {}
@@ -337,6 +363,11 @@ class ClusterCache:
             found.pods.extend(self._children(uid_of(rs), POD))
         events = self.objects[ROLLOUT_EVENT]
         found.events = [events[u] for u in self.events_by_rollout.get(_name_key(rollout), ()) if u in events]
+        for ref in self.root_reads.get(rollout_uid, ()):
+            router_uid = self.named.get(ref)
+            router = self.objects[ref[0]].get(router_uid) if router_uid is not None else None
+            if router is not None:
+                found.routers.append(router)
         for app_uid in sorted(self.apps_by_rollout.get(_name_key(rollout), ())):
             app = self.objects[APPLICATION].get(app_uid)
             if app is not None:
@@ -350,7 +381,7 @@ class ClusterCache:
         events = self.objects[EVENT]
         found = CanaryInputs(canary=canary)
         found.events = [events[u] for u in self.events_by_canary.get(_name_key(canary), ()) if u in events]
-        for ref in self.canary_reads.get(canary_uid, ()):
+        for ref in self.root_reads.get(canary_uid, ()):
             uid = self.named.get(ref)
             obj = self.objects[ref[0]].get(uid) if uid is not None else None
             if obj is not None:
@@ -371,10 +402,15 @@ class ClusterCache:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
             self.rollout_by_name[_name_key(obj)] = uid
+            reads = routers.router_refs(obj)
+            if reads:
+                self.root_reads[uid] = reads
+                for ref in reads:
+                    self.readers.setdefault(ref, set()).add(uid)
         elif kind == CANARY:
             self.canary_by_name[_name_key(obj)] = uid
             reads = _canary_reads(obj)
-            self.canary_reads[uid] = reads
+            self.root_reads[uid] = reads
             for ref in reads:
                 self.readers.setdefault(ref, set()).add(uid)
         elif kind in BY_NAME:
@@ -414,7 +450,7 @@ class ClusterCache:
             ref = (str(kind), *_name_key(old)) if old is not None else None
             if ref is not None and self.named.get(ref) == uid:
                 del self.named[ref]
-        for ref in self.canary_reads.pop(uid, ()):
+        for ref in self.root_reads.pop(uid, ()):
             _discard(self.readers, ref, uid)
         subject = self.event_subject.pop(uid, None)
         if subject is not None:

@@ -60,7 +60,9 @@ from dashboard.domain.timeline import format_time, timeline_basis, timeline_even
 from dashboard.history.recorder import Recorder
 from dashboard.kube.cache import (
     CANARY,
+    HTTP_ROUTE,
     ROLLOUT,
+    ROUTER_KINDS,
     CanaryInputs,
     ClusterCache,
     MalformedObject,
@@ -85,6 +87,8 @@ from dashboard.observability.metrics import (
 )
 
 log = logging.getLogger(__name__)
+
+ROUTED_KINDS = frozenset((*ROUTER_KINDS, HTTP_ROUTE))  # routing objects a Rollout may name
 
 # View fields that change with the clock alone (or with writes nobody sees): not a reason to publish.
 VOLATILE_KEYS = frozenset(
@@ -257,6 +261,8 @@ class Watcher:
         if kind == ROLLOUT:
             for event_type, obj in changes:
                 self._observe(event_type, obj, at)
+        elif kind in ROUTED_KINDS:
+            self._observe_routed(affected, at)
         self._mark(affected)
         watch_listed(self.cluster, kind, namespace, affected)
         self._synced.add((kind, namespace))
@@ -275,6 +281,8 @@ class Watcher:
         if kind == ROLLOUT:
             # Every write, not only the coalesced publish: a weight fight is a sequence of writes.
             self._observe(event_type, obj, at)
+        elif kind in ROUTED_KINDS:
+            self._observe_routed(affected, at)  # the routing object's own writes: the same
         self.stats.changes += 1
         self._mark(affected)
         watch_changed(self.cluster, kind, affected)
@@ -287,10 +295,26 @@ class Watcher:
             self._history.pop(uid, None)
             self._timed.pop(uid, None)
             return
+        inputs = self.cache.inputs(uid)
+        routers = inputs.routers if inputs is not None else []
         try:
-            self._history[uid] = observe(self._history.get(uid), None, RolloutObjects(rollout), at)
+            self._history[uid] = observe(
+                self._history.get(uid), None, RolloutObjects(rollout, routers=routers), at
+            )
         except Exception as error:  # the domain promises not to raise; one bad object must not stop us
             self._malformed(ROLLOUT, rollout, f"observing it failed: {error!r}")
+
+    def _observe_routed(self, rollouts: Iterable[str], at: datetime) -> None:
+        """A routing object changed: fold what it says now into each rollout that names it."""
+        for uid in rollouts:
+            inputs = self.cache.inputs(uid)
+            if inputs is None:
+                continue
+            try:
+                objects = RolloutObjects(inputs.rollout, routers=inputs.routers)
+                self._history[uid] = observe(self._history.get(uid), None, objects, at)
+            except Exception as error:  # as above
+                self._malformed(ROLLOUT, inputs.rollout, f"observing its router failed: {error!r}")
 
     def seen(self, kind: str, namespace: str | None) -> None:
         health = self._health.get((kind, namespace))
@@ -637,7 +661,12 @@ class Watcher:
         if gitops is not None:
             view.setdefault("gitops", gitops)
         objects = RolloutObjects(
-            inputs.rollout, inputs.replicasets, inputs.analysisruns, inputs.pods, inputs.applications
+            inputs.rollout,
+            inputs.replicasets,
+            inputs.analysisruns,
+            inputs.pods,
+            inputs.applications,
+            inputs.routers,
         )
         key = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
         try:
@@ -710,7 +739,7 @@ class Watcher:
         if view.get("status") != "Healthy" or view.get("findings"):
             return True
         history = self._history.get(uid)
-        if history is not None and history.weights:
+        if history is not None and (history.weights or history.router_weights or history.router_drift_since):
             return True
         return any(
             SCALE_DOWN_DEADLINE in ((rs.get("metadata") or {}).get("annotations") or {})
