@@ -306,6 +306,43 @@ RESOURCES: tuple[ResourceType, ...] = (
         status_subresource=True,
         columns=(Column("Hostnames", "string", ".spec.hostnames"), AGE),
     ),
+    # Istio's routing kinds, served at the version argo-rollouts' istio router writes (v1beta1 by default).
+    ResourceType(
+        "networking.istio.io",
+        "v1beta1",
+        "virtualservices",
+        "virtualservice",
+        "VirtualService",
+        short_names=("vs",),
+        categories=("istio-io", "networking-istio-io"),
+        custom=True,
+        status_subresource=True,
+        columns=(
+            Column(
+                "Gateways",
+                "string",
+                ".spec.gateways",
+                "The names of gateways and sidecars that should apply these routes",
+            ),
+            Column("Hosts", "string", ".spec.hosts", "The destination hosts to which traffic is being sent"),
+            AGE,
+        ),
+    ),
+    ResourceType(
+        "networking.istio.io",
+        "v1beta1",
+        "destinationrules",
+        "destinationrule",
+        "DestinationRule",
+        short_names=("dr",),
+        categories=("istio-io", "networking-istio-io"),
+        custom=True,
+        status_subresource=True,
+        columns=(
+            Column("Host", "string", ".spec.host", "The name of a service from the service registry"),
+            AGE,
+        ),
+    ),
     ResourceType(
         "apiextensions.k8s.io",
         "v1",
@@ -327,6 +364,11 @@ CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
 def resource_type(key: str) -> ResourceType | None:
     return BY_KEY.get(key)
+
+
+def by_kind(api_version: str, kind: str) -> ResourceType | None:
+    """The served type of a manifest's `apiVersion` and `kind`, or None."""
+    return next((rt for rt in RESOURCES if rt.api_version == api_version and rt.kind == kind), None)
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import heapq
 import itertools
 import logging
@@ -44,6 +45,7 @@ from kubesim.controller.experiments import ExperimentController
 from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
+from kubesim.controller.routers import ROUTING_RESOURCES, referenced
 from kubesim.flagger import FlaggerController
 from kubesim.gitops import GitOps, rollout_manifest
 from kubesim.metrics import (
@@ -54,6 +56,7 @@ from kubesim.metrics import (
     SeriesProvider,
     UnavailableProvider,
 )
+from kubesim.resources import by_kind
 from kubesim.scenarios import Scenario, ScenarioError, list_scenarios, load_scenarios
 from kubesim.scenarios.schema import Event, RolloutDef, Writer
 from kubesim.traffic import TrafficModel
@@ -71,6 +74,7 @@ def scenario_namespaces(scenario: Scenario) -> list[str]:
     found += [r.namespace for r in scenario.rollouts]
     found += ["argocd"] if scenario.applications else []
     found += [c.namespace for c in scenario.canaries]
+    found += [o["metadata"]["namespace"] for o in scenario.objects if o["metadata"].get("namespace")]
     if scenario.fleet is not None:
         found += [f"fleet-{i:02d}" for i in range(min(scenario.fleet.namespaces, scenario.fleet.rollouts))]
     return list(dict.fromkeys(found))
@@ -199,6 +203,11 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
+        elif resource in ROUTING_RESOURCES:
+            # As argo-rollouts' router controllers do: a change to a routing object requeues its rollouts.
+            for ro in self.cache.all(ROLLOUTS):
+                if key in referenced(ro, resource):
+                    queue[("rollout", (ro["metadata"]["namespace"], ro["metadata"]["name"]))] = None
         elif resource == JOBS and event_type == "ADDED":
             queue[("job-added", key)] = None
         elif resource == EXPERIMENTS:
@@ -322,6 +331,10 @@ class Simulation:
                     self.store.create("namespaces", {"metadata": {"name": ns}}, manager=USER_MANAGER)
             for template in scenario.analysis_templates:
                 self.store.create(ANALYSIS_TEMPLATES, template, manager=USER_MANAGER)
+            for manifest in scenario.objects:
+                rt = by_kind(manifest["apiVersion"], manifest["kind"])
+                assert rt is not None  # the scenario loader checked it
+                self.store.create(rt.key, copy.deepcopy(manifest), manager=USER_MANAGER)
             apps = {a.rollout: a for a in scenario.applications}
             for defn in scenario.rollouts:
                 self._register_pods(defn)
@@ -459,6 +472,18 @@ class Simulation:
     def _run_writer(self, key: Key) -> None:
         writer = self._writers[int(key[1])]
         self.enqueue("writer", key, writer.every)
+        if writer.resource:
+            if self.store.try_get(writer.resource, writer.namespace or None, writer.name) is not None:
+                body = {"spec": writer.spec} if writer.spec is not None else {"status": writer.status}
+                self.store.patch(
+                    writer.resource,
+                    writer.namespace or None,
+                    writer.name,
+                    body,
+                    subresource=None if writer.spec is not None else "status",
+                    manager=writer.manager,
+                )
+            return
         if self.cache.get(ROLLOUTS, writer.namespace, writer.rollout) is None:
             return
         if writer.status is not None:

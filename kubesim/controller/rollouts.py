@@ -63,6 +63,7 @@ from kubesim.controller.events import (
     step_string,
 )
 from kubesim.controller.experiments import experiment_for_step
+from kubesim.controller.routers import TrafficRouters
 from kubesim.controller.status import (
     AVAILABLE_MESSAGE,
     HEALTHY_MESSAGE,
@@ -157,6 +158,7 @@ class RolloutController:
         self.clock = clock
         self.enqueue = enqueue
         self.events = Recorder(store, clock)
+        self.routers = TrafficRouters(store, self.events)
         self._ro: Obj = {}  # the rollout being reconciled: the object its events are about
 
     # ---- entry point ------------------------------------------------------------------------------------
@@ -654,6 +656,9 @@ class RolloutController:
             canary_status["weights"] = {
                 k: {kk: vv for kk, vv in v.items() if vv != ""} for k, v in weights.items()
             }
+            self.routers.set_weight(
+                sync.ro, weights["canary"]["weight"], new_hash, str(status.get("stableRS", new_hash))
+            )
         self._sync_service(ns, canary.get("canaryService"), new_hash, ro_name)
         self._sync_service(ns, canary.get("stableService"), status.get("stableRS"), ro_name)
 

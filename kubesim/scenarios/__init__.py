@@ -84,6 +84,10 @@ def _claims(scenario: Scenario) -> set[tuple[str, str, str]]:
     claims |= {
         ("metric series", r.namespace, metric) for metric in scenario.metrics for r in scenario.rollouts
     }
+    claims |= {
+        (str(o["kind"]), str(o["metadata"].get("namespace", "")), str(o["metadata"]["name"]))
+        for o in scenario.objects
+    }
     if scenario.fleet is not None:
         claims.add(("fleet", "", "fleet-*"))
     return claims

@@ -194,6 +194,70 @@ PROMETHEUS_SCENARIOS: list[Obj] = [
 ]
 
 
+def _istio_routes(name: str, canary_weight: int) -> list[Obj]:
+    """The VirtualService's http routes as the repository declares them: one named route, two hosts."""
+    return [
+        {
+            "name": "primary",
+            "route": [
+                {
+                    "destination": {"host": f"{name}-stable", "port": {"number": 80}},
+                    "weight": 100 - canary_weight,
+                },
+                {"destination": {"host": f"{name}-canary", "port": {"number": 80}}, "weight": canary_weight},
+            ],
+        }
+    ]
+
+
+ROUTER_SCENARIOS: list[Obj] = [
+    {
+        "name": "istio-weight-fight",
+        "description": "Argo CD self-heal restores the repository's VirtualService weights (stable 100, "
+        "canary 0) every 5 s while the rollouts controller re-applies its step weight (20) "
+        "to the named route. Cycles: Paused at step 1/2 while the VirtualService's route "
+        "weights flip between 20/80 and 0/100, written alternately by rollouts-controller and "
+        "argocd-controller.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "reviews",
+                "namespace": "bookinfo",
+                "replicas": 5,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "reviews-canary",
+                        "stableService": "reviews-stable",
+                        "trafficRouting": {
+                            "istio": {"virtualService": {"name": "reviews", "routes": ["primary"]}}
+                        },
+                        "steps": [{"setWeight": 20}, {"pause": {}}],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "networking.istio.io/v1beta1",
+                "kind": "VirtualService",
+                "metadata": {"name": "reviews", "namespace": "bookinfo"},
+                "spec": {"hosts": ["reviews"], "http": _istio_routes("reviews", 0)},
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "reviews", "image": "argoproj/rollouts-demo:yellow"}}],
+        "writers": [
+            {
+                "object": {"kind": "VirtualService", "name": "reviews", "namespace": "bookinfo"},
+                "every": 5,
+                "manager": "argocd-controller",
+                "spec": {"http": _istio_routes("reviews", 0)},
+            }
+        ],
+    },
+]
+
+
 BUILTIN: list[Obj] = [
     {
         "name": "healthy-canary",
@@ -480,4 +544,5 @@ BUILTIN: list[Obj] = [
     },
     *PROMETHEUS_SCENARIOS,
     *FLAGGER_SCENARIOS,
+    *ROUTER_SCENARIOS,
 ]

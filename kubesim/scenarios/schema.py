@@ -40,9 +40,14 @@ Format (all times are simulated seconds since the scenario started)::
                                                             # abort, retry, pause, resume, restart, undo
       - {at: 120, fault: {name: drop_watches}}              # expire_next_watch, hang {seconds},
                                                             # fail {count | seconds}, restart
+    objects:                            # more objects to create at the start (routing objects, HPAs, ...):
+      - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService,   # any served kind; namespace
+         metadata: {name: web}, spec: {...}}                              # defaults to the first rollout's
     writers:                            # another writer fighting the rollouts controller
       - {rollout: web, every: 5, manager: argocd-controller,
          status: {canary: {weights: {canary: {weight: 0}, stable: {weight: 100}}}}}
+      - {object: {kind: VirtualService, name: web}, every: 5, manager: argocd-controller,
+         spec: {http: [...]}}           # the merge patch it keeps applying to one of the objects above
     fleet: {rollouts: 100, namespaces: 5, replicas: 1, churn_per_second: 2}   # generated rollouts
     traffic:                            # real Prometheus metrics for a rollout's pods (see kubesim.traffic)
       - {rollout: web, rps: 40, canary: {error_rate: 0.3}, changes: [{at: 60, canary: {latency_median: 0.4}}]}
@@ -57,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.metrics import MetricsError, Series, parse_series
+from kubesim.resources import by_kind
 from kubesim.traffic import TrafficError, TrafficProfile, parse_traffic
 
 Obj = dict[str, Any]
@@ -118,12 +124,14 @@ class Event:
 
 @dataclass
 class Writer:
-    rollout: str
+    rollout: str  # the Rollout it writes, or "" when it writes `resource`
     namespace: str
     every: float
     manager: str
     status: Obj | None
     spec: Obj | None
+    resource: str = ""  # the store key of the object it writes (kubesim.resources.ResourceType.key)
+    name: str = ""
 
 
 @dataclass
@@ -149,6 +157,7 @@ class Scenario:
     source: str = "built-in"
     traffic: list[TrafficProfile] = field(default_factory=list)
     canaries: list[Any] = field(default_factory=list)  # kubesim.flagger.CanaryDef
+    objects: list[Obj] = field(default_factory=list)
 
 
 class _Checker:
@@ -290,6 +299,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             "fleet",
             "traffic",
             "canaries",
+            "objects",
         },
         {"name", "description"},
     )
@@ -468,23 +478,79 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             )
         )
 
+    default_ns = rollouts[0].namespace if rollouts else "default"
+    objects: list[Obj] = []
+    for i, item in enumerate(c.items(top.get("objects"), "objects")):
+        path = f"objects[{i}]"
+        item = c.mapping(
+            item,
+            path,
+            {"apiVersion", "kind", "metadata", "spec", "status"},
+            {"apiVersion", "kind", "metadata"},
+        )
+        rt = by_kind(str(item["apiVersion"]), str(item["kind"]))
+        if rt is None:
+            raise c.fail(path, f"kubesim does not serve {item['kind']} in {item['apiVersion']}")
+        meta = item["metadata"]
+        if not isinstance(meta, dict) or "name" not in meta:
+            raise c.fail(f"{path}.metadata", "expected a mapping with a name")
+        c.name(meta["name"], f"{path}.metadata.name")
+        if rt.namespaced:
+            meta.setdefault("namespace", default_ns)
+        objects.append(item)
     writers: list[Writer] = []
     for i, item in enumerate(c.items(top.get("writers"), "writers")):
         path = f"writers[{i}]"
-        item = c.mapping(item, path, {"rollout", "every", "manager", "status", "spec"}, {"rollout", "every"})
-        target = by_name.get(item["rollout"])
-        if target is None:
-            raise c.fail(f"{path}.rollout", f"no rollout named {item['rollout']!r} in this scenario")
+        item = c.mapping(item, path, {"rollout", "object", "every", "manager", "status", "spec"}, {"every"})
         if ("status" in item) == ("spec" in item):
             raise c.fail(
                 path, "give exactly one of status or spec (the merge patch the writer keeps applying)"
             )
+        manager = c.string(item.get("manager", "argocd-controller"), f"{path}.manager")
+        every = c.number(item["every"], f"{path}.every", 0.1)
+        if ("rollout" in item) == ("object" in item):
+            raise c.fail(path, "give exactly one of rollout or object (what the writer writes)")
+        if "object" in item:
+            ref = c.mapping(item["object"], f"{path}.object", {"kind", "name", "namespace"}, {"kind", "name"})
+            found = next(
+                (
+                    o
+                    for o in objects
+                    if o["kind"] == ref["kind"]
+                    and o["metadata"]["name"] == ref["name"]
+                    and o["metadata"].get("namespace", "")
+                    == ref.get("namespace", o["metadata"].get("namespace", ""))
+                ),
+                None,
+            )
+            if found is None:
+                raise c.fail(
+                    f"{path}.object", f"no {ref['kind']} {ref['name']!r} among this scenario's objects"
+                )
+            rt = by_kind(found["apiVersion"], found["kind"])
+            assert rt is not None  # checked with the objects
+            writers.append(
+                Writer(
+                    rollout="",
+                    namespace=str(found["metadata"].get("namespace", "")),
+                    every=every,
+                    manager=manager,
+                    status=item.get("status"),
+                    spec=item.get("spec"),
+                    resource=rt.key,
+                    name=str(found["metadata"]["name"]),
+                )
+            )
+            continue
+        target = by_name.get(item["rollout"])
+        if target is None:
+            raise c.fail(f"{path}.rollout", f"no rollout named {item['rollout']!r} in this scenario")
         writers.append(
             Writer(
                 rollout=target.name,
                 namespace=target.namespace,
-                every=c.number(item["every"], f"{path}.every", 0.1),
-                manager=c.string(item.get("manager", "argocd-controller"), f"{path}.manager"),
+                every=every,
+                manager=manager,
                 status=item.get("status"),
                 spec=item.get("spec"),
             )
@@ -521,6 +587,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         applications=apps,
         events=events,
         writers=writers,
+        objects=objects,
         fleet=fleet,
         source=source,
     )

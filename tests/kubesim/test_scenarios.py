@@ -31,6 +31,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "istio-weight-fight",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -167,6 +168,40 @@ def test_weight_fight_flips_the_weight_between_two_writers() -> None:
     ro = rollout(store, "ml", "recommendations")
     assert ro["status"]["phase"] == "Paused"
     assert {"rollouts-controller", "argocd-controller"} <= writers
+
+
+def test_istio_weight_fight_alternates_the_virtual_service_weights_between_two_writers() -> None:
+    sim, store, _ = start("istio-weight-fight")
+    seen: list[tuple[list[int], str]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "networking.istio.io/virtualservices":
+            route = obj["spec"]["http"][0]
+            # The writer of the route is the manager whose entry owns f:route (each write takes it over).
+            owner = next(
+                e["manager"]
+                for e in obj["metadata"]["managedFields"]
+                if "f:route" in str(e.get("fieldsV1", {}))
+            )
+            seen.append(([d["weight"] for d in route["route"]], owner))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    fight = seen[1:]  # after the creation by kubectl
+    assert len(fight) >= 20
+    assert all(a != b for a, b in itertools.pairwise(fight))
+    assert {tuple(w) for w, _ in fight} == {(80, 20), (100, 0)}
+    assert {(tuple(w), m) for w, m in fight} == {
+        ((80, 20), "rollouts-controller"),
+        ((100, 0), "argocd-controller"),
+    }
+    ro = rollout(store, "bookinfo", "reviews")
+    assert (ro["status"]["phase"], ro["status"]["currentStepIndex"]) == ("Paused", 1)
+    assert ro["status"]["canary"]["weights"]["canary"]["weight"] == 20
+    reasons = {e["reason"]: e for e in store.list("events", "bookinfo")[0]}
+    updated = reasons["Updated VirtualService"]
+    assert updated["message"] == "VirtualService `reviews` set to desiredWeight '20'"
+    assert updated["count"] >= 20
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
