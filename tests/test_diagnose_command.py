@@ -81,6 +81,19 @@ def test_a_recording_of_a_weight_fight_names_the_writers(tmp_path: Path) -> None
     assert finding["clearedAt"] is None
 
 
+def test_a_recording_of_the_istio_weight_fight_names_both_writers_and_the_virtual_service(
+    tmp_path: Path,
+) -> None:
+    recording = run("istio-weight-fight", 90).write_recording(tmp_path / "istio-fight.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "weight-fight"]
+    assert finding["rollout"] == "reviews"
+    assert set(finding["evidence"]["writers"]) == {"argocd-controller", "rollouts-controller"}
+    router = {"kind": "VirtualService", "namespace": "bookinfo", "name": "reviews"}
+    assert finding["evidence"]["router"] == router
+    assert "ignoreDifferences" in finding["explanation"] and finding["action"] is None
+
+
 def test_a_healthy_recording_has_nothing_above_info(tmp_path: Path) -> None:
     recording = run("healthy-canary", 400).write_recording(tmp_path / "healthy.jsonl")
     assert json.loads(diagnose(str(recording), "--format", "json")) == []

@@ -164,6 +164,35 @@ _WEIGHT_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Inside that field, the keys that hold a weight (a keyed list is owned item by item and key by key).
+_WEIGHT_KEYS: dict[str, tuple[str, ...]] = {
+    VIRTUAL_SERVICE: ("f:route", "f:weight"),
+    INGRESS: ("canary-weight",),
+    HTTP_ROUTE: ("f:backendRefs", "f:weight"),
+    TRAFFIC_SPLIT: ("f:weight",),
+}
+
+
+def _owns_weight(fields: Any, keys: Sequence[str]) -> bool:
+    """Whether a ``fieldsV1`` subtree owns a weight: the whole (atomic) field, or a weight key inside."""
+    if not isinstance(fields, Mapping):
+        return False
+    if not fields or not keys:
+        return True  # an atomic list or map is owned whole
+    return any(
+        any(key.endswith(k) for k in keys) or _owns_weight_inside(value, keys)
+        for key, value in fields.items()
+    )
+
+
+def _owns_weight_inside(fields: Any, keys: Sequence[str]) -> bool:
+    if not isinstance(fields, Mapping):
+        return False
+    return any(
+        any(key.endswith(k) for k in keys) or _owns_weight_inside(v, keys) for key, v in fields.items()
+    )
+
+
 def writes_of(kind: str, obj: Mapping[str, Any]) -> tuple[Write, ...]:
     path = _WEIGHT_FIELDS.get(kind, ("f:spec",))
     found = []
@@ -171,7 +200,7 @@ def writes_of(kind: str, obj: Mapping[str, Any]) -> tuple[Write, ...]:
         manager = as_str(entry.get("manager"))
         if not manager or as_str(entry.get("subresource")) == "status":
             continue
-        owns = dig(entry.get("fieldsV1"), *path) is not None
+        owns = _owns_weight(dig(entry.get("fieldsV1"), *path), _WEIGHT_KEYS.get(kind, ()))
         found.append(Write(manager, as_str(entry.get("operation")), parse_time(entry.get("time")), owns))
     return tuple(found)
 

@@ -93,9 +93,9 @@ WATCHED_KINDS = (
     Kind("Deployment", "apps", "v1", "deployments", requires="Canary"),
     Kind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", optional=True, requires="Canary"),
     # The routing objects Rollouts name (dashboard.domain.routers): Istio's, when its CRDs are served.
-    Kind("VirtualService", "networking.istio.io", "v1alpha3", "virtualservices", optional=True,
+    Kind("VirtualService", "networking.istio.io", "v1beta1", "virtualservices", optional=True,
          requires="Rollout"),
-    Kind("DestinationRule", "networking.istio.io", "v1alpha3", "destinationrules", optional=True,
+    Kind("DestinationRule", "networking.istio.io", "v1beta1", "destinationrules", optional=True,
          requires="Rollout"),
 )
 

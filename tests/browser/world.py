@@ -48,6 +48,7 @@ SCENARIO_KEYS = {
     "flagger-canary": "sim/test/podinfo",
     "flagger-failed": "sim/test/frontend",
     "flagger-waiting-approval": "sim/test/backend",
+    "istio-weight-fight": "sim/bookinfo/reviews",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
 }
 

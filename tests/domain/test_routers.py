@@ -79,3 +79,16 @@ def test_no_router_without_traffic_routing_or_without_the_object() -> None:
 def test_the_nginx_canary_ingress_is_named_like_upstream() -> None:
     assert canary_ingress_name("checkout", "checkout-ingress") == "checkout-checkout-ingress-canary"
     assert len(canary_ingress_name("r" * 200, "i" * 200)) == 253
+
+
+def test_in_a_keyed_list_only_the_owner_of_the_route_owns_the_weight() -> None:
+    writes = managed(
+        ("kubectl-client-side-apply", 0, {"f:spec": {"f:http": {'k:{"name":"primary"}': {"f:name": {}}}}}),
+        ("rollouts-controller", 30, {"f:spec": {"f:http": {'k:{"name":"primary"}': {"f:route": {}}}}}),
+    )
+    reading = read_router(istio_rollout(), [virtual_service(20, writes=writes)])
+    assert reading is not None
+    assert [(w.manager, w.owns_weight) for w in reading.writes] == [
+        ("kubectl-client-side-apply", False),
+        ("rollouts-controller", True),
+    ]

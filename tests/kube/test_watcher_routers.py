@@ -52,7 +52,13 @@ def test_the_cache_links_a_virtual_service_to_the_rollout_that_names_it_in_eithe
 
 def test_the_cache_keeps_who_wrote_the_weight_but_not_every_managed_field() -> None:
     cache = ClusterCache()
-    writes = managed(("rollouts-controller", 10, {"f:spec": {"f:http": {"big": {}}, "f:hosts": {}}}))
+    writes = managed(
+        (
+            "rollouts-controller",
+            10,
+            {"f:spec": {"f:http": {'k:{"name":"primary"}': {"f:route": {}}}, "f:hosts": {}}},
+        )
+    )
     cache.apply("VirtualService", "ADDED", virtual_service(20, writes=writes))
     (kept,) = cache.objects["VirtualService"].values()
     assert kept["metadata"]["managedFields"] == [

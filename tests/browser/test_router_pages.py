@@ -1,0 +1,55 @@
+"""The router scenarios in a real browser (issue 19): the users node of the flow diagram shows the weights
+the routing object itself carries, the object they come from and who last wrote it, and the weight fight
+is on the page with both writers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.pages import check_rollout_page
+from tests.browser.world import SCENARIO_KEYS, World, assert_clean, page_path, shot, world
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db]
+
+SCENARIOS = ["istio-weight-fight"]
+
+
+@pytest.fixture(scope="module")
+def sims(django_db_setup: Any, django_db_blocker: Any, browser: Any) -> Iterator[World]:
+    with world(
+        SCENARIOS,
+        django_db_blocker=django_db_blocker,
+        browser=browser,
+        redis_url=os.environ["REDIS_URL"],
+        speed=6.0,
+    ) as w:
+        yield w
+
+
+def _codes(view: dict[str, Any]) -> set[str]:
+    return {f["code"] for f in view.get("findings") or ()}
+
+
+def test_istio_weight_fight_users_node_shows_the_virtual_service_and_its_weights(sims: World) -> None:
+    key = SCENARIO_KEYS["istio-weight-fight"]
+    sims.wait_for_view(key, lambda v: bool(v.get("router")) and "weight-fight" in _codes(v))
+    page = sims.open("viewer", page_path(key))
+    users = page.locator("#flow [data-node=users]")
+    users.wait_for()
+    users_text = "(document.querySelector('#flow [data-node=users]')?.textContent || '')"
+    page.wait_for_function(f"() => {users_text}.includes('VirtualService')")
+    label = users.get_attribute("aria-label") or ""
+    assert "weights from VirtualService reviews" in label
+    assert "router: canary 20 / stable 80" in label or "router: canary 0 / stable 100" in label
+    assert "written by argocd-controller" in label or "written by rollouts-controller" in label
+    fight = page.locator(".finding", has_text="Weight fight")
+    fight.first.wait_for()
+    text = fight.first.inner_text()
+    assert "argocd-controller" in text and "rollouts-controller" in text
+    check_rollout_page(sims, page, key)
+    assert_clean(page)
+    shot(page, "istio-weight-fight", docs=True)
