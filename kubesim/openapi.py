@@ -3,7 +3,8 @@
 - Custom kinds: from the `openAPIV3Schema` of the CRD installed in the store (upstream's schema, see
   `kubesim/crds/SOURCE`), named like apiextensions-apiserver names them (`io.argoproj.v1alpha1.Rollout`), with
   `metadata` pointing at ObjectMeta and `x-kubernetes-group-version-kind`.
-- Core kinds (Namespace, Pod, Service, Event, ReplicaSet, Deployment, Job): generated from the models of the
+- Core kinds (Namespace, Pod, Service, Event, ReplicaSet, Deployment, Job, Ingress, HorizontalPodAutoscaler):
+  generated from the models of the
   official `kubernetes` Python client, which are themselves generated from the Kubernetes OpenAPI document
   (types, descriptions, required fields), under the Kubernetes definition names (`io.k8s.api.core.v1.Pod`).
 - v3: `/openapi/v3` lists one document per group-version; each has paths (with the PATCH parameters kubectl's
@@ -54,6 +55,7 @@ _APIEXTENSIONS_PREFIXES = (
     "ValidationRule",
     "SelectableField",
 )
+_NETWORKING_PREFIXES = ("Ingress", "HTTPIngress", "ServiceBackendPort")
 _INT_OR_STRING = {"targetPort", "maxSurge", "maxUnavailable", "port"}
 
 CORE_MODELS = {
@@ -64,6 +66,8 @@ CORE_MODELS = {
     ("apps", "v1", "ReplicaSet"): "V1ReplicaSet",
     ("apps", "v1", "Deployment"): "V1Deployment",
     ("batch", "v1", "Job"): "V1Job",
+    ("networking.k8s.io", "v1", "Ingress"): "V1Ingress",
+    ("autoscaling", "v2", "HorizontalPodAutoscaler"): "V2HorizontalPodAutoscaler",
     ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"): "V1CustomResourceDefinition",
 }
 
@@ -81,6 +85,10 @@ def definition_name(model: str) -> str:
         return META + base
     if base.startswith(_APPS_PREFIXES):
         return f"io.k8s.api.apps.{version}.{base}"
+    if version == "v2":  # the client's only v2 models are autoscaling/v2's
+        return f"io.k8s.api.autoscaling.v2.{base}"
+    if base.startswith(_NETWORKING_PREFIXES):
+        return f"io.k8s.api.networking.{version}.{base}"
     if base.startswith(_BATCH_PREFIXES):
         return f"io.k8s.api.batch.{version}.{base}"
     if base.startswith(_APIEXTENSIONS_PREFIXES):

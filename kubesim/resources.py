@@ -179,6 +179,34 @@ RESOURCES: tuple[ResourceType, ...] = (
         status_subresource=True,
         columns=(Column("Succeeded", "integer", ".status.succeeded"), AGE),
     ),
+    # The NGINX router's kind; the server's table columns are computed, these approximate them.
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "ingress",
+        "Ingress",
+        short_names=("ing",),
+        status_subresource=True,
+        columns=(Column("Class", "string", ".spec.ingressClassName"), AGE),
+    ),
+    ResourceType(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        short_names=("hpa",),
+        categories=("all",),
+        status_subresource=True,
+        columns=(
+            Column("Reference", "string", ".spec.scaleTargetRef.name"),
+            Column("MinPods", "integer", ".spec.minReplicas"),
+            Column("MaxPods", "integer", ".spec.maxReplicas"),
+            Column("Replicas", "integer", ".status.currentReplicas"),
+            AGE,
+        ),
+    ),
     # As in the upstream CRDs: only Rollout has status (and scale) subresources.
     ResourceType(
         "argoproj.io",
@@ -294,7 +322,8 @@ RESOURCES: tuple[ResourceType, ...] = (
             Column("LastTransitionTime", "string", ".status.lastTransitionTime"),
         ),
     ),
-    # The Gateway API route Flagger's gatewayapi provider shifts traffic with.
+    # The Gateway API route Flagger's gatewayapi provider and the Argo Rollouts gatewayAPI plugin shift
+    # traffic with (schema: the standard-channel CRD).
     ResourceType(
         "gateway.networking.k8s.io",
         "v1",

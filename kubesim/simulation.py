@@ -45,7 +45,7 @@ from kubesim.controller.experiments import ExperimentController
 from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
-from kubesim.controller.routers import ROUTING_RESOURCES, referenced
+from kubesim.controller.routers import INGRESSES, ROUTING_RESOURCES, referenced, stable_ingresses
 from kubesim.flagger import FlaggerController
 from kubesim.gitops import GitOps, rollout_manifest
 from kubesim.metrics import (
@@ -339,6 +339,7 @@ class Simulation:
             for defn in scenario.rollouts:
                 self._register_pods(defn)
                 self._create_services(defn)
+                self._create_stable_ingresses(defn)
                 app = apps.get(defn.name)
                 if app is not None:
                     self.gitops.add(app, defn)
@@ -395,6 +396,34 @@ class Simulation:
                         "selector": {"app": defn.name},
                         "clusterIP": f"10.96.{self.rng.randint(0, 255)}.{self.rng.randint(1, 254)}",
                         "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                    },
+                },
+                manager=USER_MANAGER,
+            )
+
+    def _create_stable_ingresses(self, defn: RolloutDef) -> None:
+        """The stable Ingress an NGINX-routed canary names, unless the scenario gives its own: all paths to
+        the stable Service (a real cluster would have it from the application's manifests)."""
+        canary = defn.strategy.get("canary") or {}
+        nginx = (canary.get("trafficRouting") or {}).get("nginx") or {}
+        for name in stable_ingresses(nginx):
+            if self.store.try_get(INGRESSES, defn.namespace, name) is not None:
+                continue
+            backend = {"service": {"name": canary.get("stableService", ""), "port": {"number": 80}}}
+            self.store.create(
+                INGRESSES,
+                {
+                    "apiVersion": "networking.k8s.io/v1",
+                    "kind": "Ingress",
+                    "metadata": {"name": name, "namespace": defn.namespace, "labels": {"app": defn.name}},
+                    "spec": {
+                        "ingressClassName": "nginx",
+                        "rules": [
+                            {
+                                "host": f"{name}.{defn.namespace}.example.com",
+                                "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]},
+                            }
+                        ],
                     },
                 },
                 manager=USER_MANAGER,

@@ -7,7 +7,8 @@ controller wants now; a router writes only when the object differs from what it 
 change (Argo CD self-heal restoring the repository's weights) is undone on the next reconcile.
 
 Non-goals: Istio TLS/TCP routes, header and mirror routes (setHeaderRoute/setMirrorRoute), experiment
-destinations, VerifyWeight; unknown or missing objects are recorded as Warning events, as upstream does.
+destinations, VerifyWeight, extensions/v1beta1 Ingresses. A missing VirtualService is a Warning event (as
+upstream records it); a missing stable Ingress fails the reconcile (`RouterError`), as upstream's does.
 """
 
 from __future__ import annotations
@@ -15,13 +16,54 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesim.controller.common import HASH_LABEL, MANAGED_BY_ANNOTATION, ROLLOUTS_MANAGER, Obj
+from kubesim.controller.common import (
+    HASH_LABEL,
+    MANAGED_BY_ANNOTATION,
+    ROLLOUTS_MANAGER,
+    Obj,
+    merge_patch_diff,
+    owner_reference,
+)
 from kubesim.controller.events import Recorder
 from kubesim.store import NotFound
 
 VIRTUAL_SERVICES = "networking.istio.io/virtualservices"
 DESTINATION_RULES = "networking.istio.io/destinationrules"
-ROUTING_RESOURCES = (VIRTUAL_SERVICES, DESTINATION_RULES)
+INGRESSES = "networking.k8s.io/ingresses"
+HTTP_ROUTES = "gateway.networking.k8s.io/httproutes"
+ROUTING_RESOURCES = (VIRTUAL_SERVICES, DESTINATION_RULES, INGRESSES, HTTP_ROUTES)
+GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI"
+# The plugin runs as its own process (plugin-bin/argoproj-labs/gatewayAPI): client-go names the field
+# manager after the binary.
+GATEWAY_API_MANAGER = "gatewayAPI"
+GATEWAY_API_IN_PROGRESS = ("rollouts.argoproj.io/gatewayapi-canary", "in-progress")
+NGINX_PREFIX = "nginx.ingress.kubernetes.io"
+CANARY_INGRESS_SUFFIX = "-canary"
+
+
+class RouterError(Exception):
+    """A routing object the Rollout names cannot be written; the reconcile fails and is retried."""
+
+
+def stable_ingresses(nginx: Obj) -> list[str]:
+    """The NGINX router's stable Ingresses: `stableIngresses` when given, else `stableIngress`."""
+    if nginx.get("stableIngresses"):
+        return [str(n) for n in nginx["stableIngresses"]]
+    return [str(nginx["stableIngress"])] if nginx.get("stableIngress") else []
+
+
+def http_route_names(config: Obj) -> list[str]:
+    """The gateway plugin's HTTPRoutes: `httpRoutes[].name` plus `httpRoute` (insertGatewayAPIRouteLists)."""
+    names = [str(r.get("name")) for r in config.get("httpRoutes") or []]
+    if config.get("httpRoute") and config["httpRoute"] not in names:
+        names.append(str(config["httpRoute"]))
+    return names
+
+
+def canary_ingress_name(rollout: str, stable_ingress: str) -> str:
+    """ingressutil.GetCanaryIngressName: `<rollout>-<stable ingress>-canary`, within 253 characters."""
+    prefix = f"{rollout}-{stable_ingress}"[: 253 - len(CANARY_INGRESS_SUFFIX)]
+    return prefix + CANARY_INGRESS_SUFFIX
 
 
 def referenced(ro: Obj, resource: str) -> list[tuple[str, str]]:
@@ -35,6 +77,12 @@ def referenced(ro: Obj, resource: str) -> list[tuple[str, str]]:
             found.append(_namespaced(vs.get("name", ""), ns))
     elif resource == DESTINATION_RULES and istio.get("destinationRule"):
         found.append((ns, istio["destinationRule"].get("name", "")))
+    elif resource == HTTP_ROUTES and GATEWAY_API_PLUGIN in (routing.get("plugins") or {}):
+        config = routing["plugins"][GATEWAY_API_PLUGIN] or {}
+        found += [(str(config.get("namespace") or ns), name) for name in http_route_names(config)]
+    elif resource == INGRESSES and routing.get("nginx"):
+        for stable in stable_ingresses(routing["nginx"]):
+            found += [(ns, stable), (ns, canary_ingress_name(ro["metadata"]["name"], stable))]
     return found
 
 
@@ -71,6 +119,96 @@ class TrafficRouters:
         routing: Obj = canary.get("trafficRouting") or {}
         if routing.get("istio"):
             self._istio(ro, canary, routing["istio"], weight, canary_hash, stable_hash)
+        if routing.get("nginx"):
+            for stable in stable_ingresses(routing["nginx"]):
+                self._nginx(ro, canary, routing, stable, weight)
+        if GATEWAY_API_PLUGIN in (routing.get("plugins") or {}):
+            self._gateway_api(ro, canary, routing, weight)
+
+    # ---- Gateway API (the argoproj-labs/gatewayAPI plugin) ----------------------------------------------
+
+    def _gateway_api(self, ro: Obj, canary: Obj, routing: Obj, weight: int) -> None:
+        config: Obj = routing["plugins"][GATEWAY_API_PLUGIN] or {}
+        namespace = str(config.get("namespace") or ro["metadata"]["namespace"])
+        names = http_route_names(config)
+        if not names:
+            raise RouterError('[SetWeight] plugin "argoproj-labs/gatewayAPI": no routes configured')
+        canary_svc, stable_svc = canary.get("canaryService", ""), canary.get("stableService", "")
+        managed = {str(r.get("name")) for r in routing.get("managedRoutes") or []}
+        for name in names:
+            route = self.store.try_get(HTTP_ROUTES, namespace, name)
+            if route is None:
+                raise RouterError(f'httproutes.gateway.networking.k8s.io "{name}" not found')
+            wanted = copy.deepcopy(route)
+            canary_found = stable_found = False
+            for rule in (wanted.get("spec") or {}).get("rules") or []:
+                refs = rule.get("backendRefs") or []
+                header_rule = len(refs) == 1 and refs[0].get("name") == canary_svc
+                if _managed_rule_name(str(rule.get("name") or ""), managed) or header_rule:
+                    continue  # a header route the plugin added itself
+                for ref in refs:
+                    if ref.get("name") == canary_svc:
+                        ref["weight"] = weight
+                        canary_found = True
+                    elif ref.get("name") == stable_svc:
+                        ref["weight"] = 100 - weight
+                        stable_found = True
+            if not (canary_found and stable_found):
+                raise RouterError("backendRef was not found in httpRoute")
+            if not config.get("disableInProgressLabel"):
+                key = str(config.get("inProgressLabelKey") or GATEWAY_API_IN_PROGRESS[0])
+                labels = wanted["metadata"].setdefault("labels", {})
+                if weight:
+                    labels[key] = str(config.get("inProgressLabelValue") or GATEWAY_API_IN_PROGRESS[1])
+                else:
+                    labels.pop(key, None)
+                if not labels:
+                    del wanted["metadata"]["labels"]
+            if wanted != route:  # the plugin updates every time; a real server skips no-op updates
+                self.store.replace(HTTP_ROUTES, wanted, manager=GATEWAY_API_MANAGER)
+
+    # ---- NGINX ------------------------------------------------------------------------------------------
+
+    def _nginx(self, ro: Obj, canary: Obj, routing: Obj, stable_name: str, weight: int) -> None:
+        ns, ro_name = ro["metadata"]["namespace"], ro["metadata"]["name"]
+        name = canary_ingress_name(ro_name, stable_name)
+        stable = self.store.try_get(INGRESSES, ns, stable_name)
+        if stable is None:
+            raise RouterError(
+                f"error retrieving stableIngress `{stable_name}` from cache: "
+                f'ingresses.networking.k8s.io "{stable_name}" not found'
+            )
+        desired = _canary_ingress(ro, canary, routing, stable, name, weight)
+        current = self.store.try_get(INGRESSES, ns, name)
+        if current is None:
+            self.events.normal(
+                ro, "CreatingCanaryIngress", f"Creating canary ingress `{name}` with weight `{weight}`"
+            )
+            self.store.create(INGRESSES, desired, manager=ROLLOUTS_MANAGER)
+            return
+        if not any(
+            r.get("controller") and r.get("uid") == ro["metadata"].get("uid")
+            for r in current["metadata"].get("ownerReferences") or []
+        ):
+            raise RouterError(f"canary ingress `{name}` controlled by different object")
+        # getDesiredAnnotations: annotations someone else added to the canary Ingress are kept.
+        annotations = {**(current["metadata"].get("annotations") or {}), **desired["metadata"]["annotations"]}
+        patch = merge_patch_diff(
+            {
+                "metadata": {
+                    "annotations": current["metadata"].get("annotations"),
+                    "labels": current["metadata"].get("labels"),
+                },
+                "spec": current.get("spec"),
+            },
+            {"metadata": {"annotations": annotations, "labels": None}, "spec": desired["spec"]},
+        )
+        if patch is None:
+            return
+        self.events.normal(
+            ro, "PatchingCanaryIngress", f"Updating Ingress `{name}` to desiredWeight '{weight}'"
+        )
+        self.store.patch(INGRESSES, ns, name, patch, manager=ROLLOUTS_MANAGER)
 
     # ---- Istio ------------------------------------------------------------------------------------------
 
@@ -149,6 +287,63 @@ class TrafficRouters:
                 self.events.warning(ro, reason, f"{kind} `{name}` not found")
             return None
         return found
+
+
+def _managed_rule_name(name: str, managed: set[str]) -> bool:
+    """isManagedRuleName: a managed route's name, or `<name>-<n>` for its copies on further rules."""
+    if name in managed:
+        return True
+    return any(name.startswith(f"{base}-") and name[len(base) + 1 :].isdigit() for base in managed)
+
+
+def _canary_ingress(ro: Obj, canary: Obj, routing: Obj, stable: Obj, name: str, weight: int) -> Obj:
+    """buildCanaryIngress: the stable Ingress's rules that reach the stable Service, sent to the canary."""
+    nginx: Obj = routing["nginx"]
+    prefix = str(nginx.get("annotationPrefix") or NGINX_PREFIX)
+    stable_svc, canary_svc = canary.get("stableService", ""), canary.get("canaryService", "")
+    annotations: dict[str, str] = {}
+    stable_annotations = stable["metadata"].get("annotations") or {}
+    if "kubernetes.io/ingress.class" in stable_annotations:
+        annotations["kubernetes.io/ingress.class"] = stable_annotations["kubernetes.io/ingress.class"]
+    spec: Obj = {"rules": []}
+    stable_spec: Obj = stable.get("spec") or {}
+    if stable_spec.get("tls") is not None:
+        spec["tls"] = copy.deepcopy(stable_spec["tls"])
+    if stable_spec.get("ingressClassName") is not None:
+        spec["ingressClassName"] = stable_spec["ingressClassName"]
+    for rule in stable_spec.get("rules") or []:
+        rule = copy.deepcopy(rule)
+        reaches_stable = False
+        for path in (rule.get("http") or {}).get("paths") or []:
+            service = (path.get("backend") or {}).get("service") or {}
+            if service.get("name") == stable_svc:
+                reaches_stable = True
+                service["name"] = canary_svc
+        if reaches_stable:
+            spec["rules"].append(rule)
+    if not spec["rules"]:
+        raise RouterError(
+            f"ingress `{stable['metadata']['name']}` has no rules using service {stable_svc} backend"
+        )
+    for key, value in (nginx.get("additionalIngressAnnotations") or {}).items():
+        annotations[key if key.startswith(prefix) else f"{prefix}/{key}"] = str(value)
+    for key, value in (nginx.get("canaryIngressAnnotations") or {}).items():
+        annotations[key] = str(value)
+    annotations[f"{prefix}/canary"] = "true"
+    annotations[f"{prefix}/canary-weight"] = str(weight)
+    if routing.get("maxTrafficWeight") is not None:
+        annotations[f"{prefix}/canary-weight-total"] = str(routing["maxTrafficWeight"])
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {
+            "name": name,
+            "namespace": ro["metadata"]["namespace"],
+            "annotations": annotations,
+            "ownerReferences": [owner_reference(ro)],
+        },
+        "spec": spec,
+    }
 
 
 def _http_route_indexes(names: list[str], routes: list[Obj]) -> list[int] | None:

@@ -212,6 +212,100 @@ def _istio_routes(name: str, canary_weight: int) -> list[Obj]:
 
 ROUTER_SCENARIOS: list[Obj] = [
     {
+        "name": "gateway-api-canary",
+        "description": "A canary routed by the Argo Rollouts Gateway API plugin "
+        '(trafficRouting.plugins["argoproj-labs/gatewayAPI"].httpRoute): the plugin (field manager '
+        "gatewayAPI) moves the HTTPRoute's backendRefs weights 30 then 60 and labels the route "
+        "rollouts.argoproj.io/gatewayapi-canary: in-progress meanwhile. Ends Healthy on revision 2 "
+        "with the HTTPRoute back at 100/0 (stable/canary) and the label removed.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "payments",
+                "namespace": "gateway-demo",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "payments-canary",
+                        "stableService": "payments-stable",
+                        "trafficRouting": {
+                            "plugins": {"argoproj-labs/gatewayAPI": {"httpRoute": "payments"}}
+                        },
+                        "steps": [
+                            {"setWeight": 30},
+                            {"pause": {"duration": "15s"}},
+                            {"setWeight": 60},
+                            {"pause": {"duration": "15s"}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "HTTPRoute",
+                "metadata": {"name": "payments", "namespace": "gateway-demo"},
+                "spec": {
+                    "parentRefs": [{"name": "public", "namespace": "gateway-system"}],
+                    "hostnames": ["payments.example.com"],
+                    "rules": [
+                        {
+                            "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                            "backendRefs": [
+                                {"name": "payments-stable", "port": 80, "weight": 100},
+                                {"name": "payments-canary", "port": 80, "weight": 0},
+                            ],
+                        }
+                    ],
+                },
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "payments", "image": "argoproj/rollouts-demo:orange"}}],
+    },
+    {
+        "name": "nginx-canary",
+        "description": "An NGINX-routed canary: the rollouts controller creates the canary Ingress "
+        "storefront-storefront-canary from the stable Ingress (its rules sent to the canary Service, "
+        "canary and canary-weight annotations, a canary-by-header route for X-Canary: always) and "
+        "moves its canary-weight 25 then 50. Ends Paused at step 3/4 (indefinite pause) with "
+        'canary-weight "50" and status.canary.weights 50/50.',
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "storefront",
+                "namespace": "edge",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "storefront-canary",
+                        "stableService": "storefront-stable",
+                        "trafficRouting": {
+                            "nginx": {
+                                "stableIngress": "storefront",
+                                "additionalIngressAnnotations": {
+                                    "canary-by-header": "X-Canary",
+                                    "canary-by-header-value": "always",
+                                },
+                            }
+                        },
+                        "steps": [
+                            {"setWeight": 25},
+                            {"pause": {"duration": "20s"}},
+                            {"setWeight": 50},
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "events": [
+            {"at": 5, "set_image": {"rollout": "storefront", "image": "argoproj/rollouts-demo:green"}}
+        ],
+    },
+    {
         "name": "istio-weight-fight",
         "description": "Argo CD self-heal restores the repository's VirtualService weights (stable 100, "
         "canary 0) every 5 s while the rollouts controller re-applies its step weight (20) "

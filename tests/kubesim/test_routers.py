@@ -1,12 +1,22 @@
-"""The simulated rollouts controller writes Istio routing objects as argo-rollouts' istio router does."""
+"""The simulated rollouts controller writes routing objects as argo-rollouts' traffic routers do."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kubesim.clock import ManualClock
 from kubesim.controller.events import Recorder
-from kubesim.controller.routers import DESTINATION_RULES, VIRTUAL_SERVICES, TrafficRouters, referenced
+from kubesim.controller.routers import (
+    DESTINATION_RULES,
+    HTTP_ROUTES,
+    INGRESSES,
+    VIRTUAL_SERVICES,
+    RouterError,
+    TrafficRouters,
+    referenced,
+)
 from kubesim.store import Store
 
 Obj = dict[str, Any]
@@ -140,3 +150,147 @@ def test_a_missing_virtual_service_is_a_warning_event_on_the_rollout() -> None:
         ("Warning", "VirtualServiceNotFound", "VirtualService `web` not found")
     ]
     assert referenced(ro, VIRTUAL_SERVICES) == [("other", "web")]
+
+
+def _nginx_rollout(store: Store, nginx: Obj, **routing: Any) -> Obj:
+    ro = _rollout({})
+    ro["spec"]["strategy"]["canary"]["trafficRouting"] = {"nginx": nginx, **routing}
+    ro["spec"]["strategy"]["canary"]["steps"] = []
+    created: Obj = store.create("argoproj.io/rollouts", ro, manager="test")
+    return created
+
+
+def _stable_ingress(store: Store, name: str = "web", **annotations: str) -> None:
+    def path(service: str) -> Obj:
+        return {
+            "path": "/",
+            "pathType": "Prefix",
+            "backend": {"service": {"name": service, "port": {"number": 80}}},
+        }
+
+    store.create(
+        INGRESSES,
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": {"name": name, "namespace": "demo", "annotations": annotations},
+            "spec": {
+                "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}],
+                "rules": [
+                    {"host": "web.example.com", "http": {"paths": [path("web-stable")]}},
+                    {"host": "admin.example.com", "http": {"paths": [path("admin")]}},
+                ],
+            },
+        },
+        manager="kubectl-client-side-apply",
+    )
+
+
+def test_the_nginx_canary_ingress_copies_the_stable_rules_with_the_prefix_and_total_weight() -> None:
+    routers, store = _routers()
+    _stable_ingress(store, **{"kubernetes.io/ingress.class": "nginx"})
+    ro = _nginx_rollout(
+        store,
+        {
+            "stableIngress": "web",
+            "annotationPrefix": "custom.nginx.io",
+            "additionalIngressAnnotations": {"canary-by-header": "X-Canary"},
+        },
+        maxTrafficWeight=1000,
+    )
+    routers.set_weight(ro, 300, "new", "old")
+    ing = store.get(INGRESSES, "demo", "web-web-canary")
+    assert ing["metadata"]["annotations"] == {
+        "kubernetes.io/ingress.class": "nginx",
+        "custom.nginx.io/canary-by-header": "X-Canary",
+        "custom.nginx.io/canary": "true",
+        "custom.nginx.io/canary-weight": "300",
+        "custom.nginx.io/canary-weight-total": "1000",
+    }
+    assert [r["host"] for r in ing["spec"]["rules"]] == ["web.example.com"]
+    assert ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] == "web-canary"
+    assert ing["spec"]["tls"] == [{"hosts": ["web.example.com"], "secretName": "web-tls"}]
+    assert referenced(ro, INGRESSES) == [("demo", "web"), ("demo", "web-web-canary")]
+
+
+def test_the_nginx_router_keeps_annotations_others_added_to_the_canary_ingress() -> None:
+    routers, store = _routers()
+    _stable_ingress(store)
+    ro = _nginx_rollout(store, {"stableIngress": "web"})
+    routers.set_weight(ro, 10, "new", "old")
+    store.patch(
+        INGRESSES,
+        "demo",
+        "web-web-canary",
+        {"metadata": {"annotations": {"team": "edge"}}},
+        manager="other",
+    )
+    routers.set_weight(ro, 20, "new", "old")
+    annotations = store.get(INGRESSES, "demo", "web-web-canary")["metadata"]["annotations"]
+    assert (annotations["team"], annotations["nginx.ingress.kubernetes.io/canary-weight"]) == ("edge", "20")
+    reasons = [e["reason"] for e in store.list("events", "demo")[0]]
+    assert reasons == ["CreatingCanaryIngress", "PatchingCanaryIngress"]
+
+
+def test_a_missing_stable_ingress_or_a_foreign_canary_ingress_fails_the_reconcile() -> None:
+    routers, store = _routers()
+    ro = _nginx_rollout(store, {"stableIngress": "web"})
+    with pytest.raises(RouterError, match="error retrieving stableIngress `web`"):
+        routers.set_weight(ro, 10, "new", "old")
+    _stable_ingress(store)
+    _stable_ingress(store, "web-web-canary")
+    with pytest.raises(RouterError, match="canary ingress `web-web-canary` controlled by different object"):
+        routers.set_weight(ro, 10, "new", "old")
+
+
+def _http_route(store: Store, rules: list[Obj]) -> None:
+    store.create(
+        HTTP_ROUTES,
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "web", "namespace": "demo"},
+            "spec": {"parentRefs": [{"name": "gw"}], "rules": rules},
+        },
+        manager="kubectl-client-side-apply",
+    )
+
+
+def _plugin_rollout(store: Store, config: Obj, **routing: Any) -> Obj:
+    ro = _rollout({})
+    ro["spec"]["strategy"]["canary"]["trafficRouting"] = {
+        "plugins": {"argoproj-labs/gatewayAPI": config},
+        **routing,
+    }
+    ro["spec"]["strategy"]["canary"]["steps"] = []
+    created: Obj = store.create("argoproj.io/rollouts", ro, manager="test")
+    return created
+
+
+def test_the_gateway_plugin_weights_every_rule_but_its_own_header_routes() -> None:
+    routers, store = _routers()
+    both = [
+        {"name": "web-stable", "port": 80, "weight": 100},
+        {"name": "web-canary", "port": 80, "weight": 0},
+    ]
+    header = {"name": "canary-header", "backendRefs": [{"name": "web-canary", "port": 80}]}
+    _http_route(
+        store, [{"backendRefs": both}, header, {"name": "api", "backendRefs": [dict(b) for b in both]}]
+    )
+    ro = _plugin_rollout(store, {"httpRoutes": [{"name": "web"}]}, managedRoutes=[{"name": "canary-header"}])
+    routers.set_weight(ro, 25, "new", "old")
+    route = store.get(HTTP_ROUTES, "demo", "web")
+    rules = route["spec"]["rules"]
+    assert [[b["weight"] for b in r["backendRefs"]] for r in (rules[0], rules[2])] == [[75, 25], [75, 25]]
+    assert rules[1] == header
+    assert route["metadata"]["labels"] == {"rollouts.argoproj.io/gatewayapi-canary": "in-progress"}
+    assert route["metadata"]["managedFields"][-1]["manager"] == "gatewayAPI"
+    assert referenced(ro, HTTP_ROUTES) == [("demo", "web")]
+
+
+def test_the_gateway_plugin_fails_without_both_backend_refs() -> None:
+    routers, store = _routers()
+    _http_route(store, [{"backendRefs": [{"name": "web-stable", "port": 80}]}])
+    ro = _plugin_rollout(store, {"httpRoute": "web", "disableInProgressLabel": True})
+    with pytest.raises(RouterError, match="backendRef was not found in httpRoute"):
+        routers.set_weight(ro, 25, "new", "old")

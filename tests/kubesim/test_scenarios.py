@@ -31,6 +31,8 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "gateway-api-canary",
+        "nginx-canary",
         "istio-weight-fight",
     ]
     for _, description in list_scenarios():
@@ -202,6 +204,61 @@ def test_istio_weight_fight_alternates_the_virtual_service_weights_between_two_w
     updated = reasons["Updated VirtualService"]
     assert updated["message"] == "VirtualService `reviews` set to desiredWeight '20'"
     assert updated["count"] >= 20
+
+
+def test_nginx_canary_moves_the_canary_ingress_weight_with_the_steps() -> None:
+    sim, store, _ = start("nginx-canary")
+    weights: list[str] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "networking.k8s.io/ingresses" and obj["metadata"]["name"].endswith("-canary"):
+            weights.append(obj["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"])
+
+    store.subscribe(watch)
+    sim.advance(90)
+    assert weights == ["0", "25", "50"]
+    ro = rollout(store, "edge", "storefront")
+    assert (ro["status"]["phase"], ro["status"]["currentStepIndex"]) == ("Paused", 3)
+    assert ro["status"]["canary"]["weights"]["canary"]["weight"] == 50
+    ing = store.get("networking.k8s.io/ingresses", "edge", "storefront-storefront-canary")
+    assert ing["metadata"]["annotations"] == {
+        "nginx.ingress.kubernetes.io/canary": "true",
+        "nginx.ingress.kubernetes.io/canary-weight": "50",
+        "nginx.ingress.kubernetes.io/canary-by-header": "X-Canary",
+        "nginx.ingress.kubernetes.io/canary-by-header-value": "always",
+    }
+    assert ing["metadata"]["ownerReferences"][0]["uid"] == ro["metadata"]["uid"]
+    [rule] = ing["spec"]["rules"]
+    assert rule["http"]["paths"][0]["backend"]["service"]["name"] == "storefront-canary"
+    assert {e["manager"] for e in ing["metadata"]["managedFields"]} == {"rollouts-controller"}
+    stable = store.get("networking.k8s.io/ingresses", "edge", "storefront")
+    assert stable["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] == "storefront-stable"
+
+
+def test_gateway_api_canary_moves_the_http_route_backend_weights_then_ends_healthy() -> None:
+    sim, store, _ = start("gateway-api-canary")
+    seen: list[tuple[list[int], str | None]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if (
+            resource == "gateway.networking.k8s.io/httproutes"
+            and obj["metadata"]["namespace"] == "gateway-demo"
+        ):
+            refs = obj["spec"]["rules"][0]["backendRefs"]
+            label = (obj["metadata"].get("labels") or {}).get("rollouts.argoproj.io/gatewayapi-canary")
+            seen.append(([r["weight"] for r in refs], label))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    assert seen == [([100, 0], None), ([70, 30], "in-progress"), ([40, 60], "in-progress"), ([100, 0], None)]
+    ro = rollout(store, "gateway-demo", "payments")
+    assert ro["status"]["phase"] == "Healthy"
+    assert ro["metadata"]["annotations"]["rollout.argoproj.io/revision"] == "2"
+    route = store.get("gateway.networking.k8s.io/httproutes", "gateway-demo", "payments")
+    assert [e["manager"] for e in route["metadata"]["managedFields"]] == [
+        "kubectl-client-side-apply",
+        "gatewayAPI",
+    ]
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
