@@ -40,7 +40,7 @@ from .objects import (
 )
 from .phase import rollout_phase
 from .replicasets import REVISION_ANNOTATION, ReplicaSetView, container_list, replica_set_views
-from .routers import read_router
+from .routers import ROUTER_KINDS, read_router
 from .status_icons import rollout_icon
 
 WEIGHT_FROM_TRAFFIC_ROUTER = "traffic-router"
@@ -381,6 +381,8 @@ def rollout_views(
             rollouts.append(obj)
         elif isinstance(kind, str):
             by_kind[kind][_key(obj)].append(obj)
+    # A Rollout may name a routing object in another namespace (Istio's ``name.namespace``).
+    routing = [o for kind in ROUTER_KINDS for group in by_kind[kind].values() for o in group]
     views = []
     for rollout in rollouts:
         namespace = _key(rollout)
@@ -401,6 +403,7 @@ def rollout_views(
                 jobs=by_kind["Job"][namespace],
                 deployment=deployment,
                 events=by_kind["Event"][namespace],
+                routers=routing,
                 now=now,
                 cluster=cluster,
             )

@@ -281,6 +281,8 @@ class ClusterCache:
         self.root_reads: dict[str, tuple[Ref, ...]] = {}
         self.readers: dict[Ref, set[str]] = {}
         self.named: dict[Ref, str] = {}
+        # (kind, namespace) → how many roots read an object of that kind there: where to watch it.
+        self.read_scopes: dict[tuple[str, str], int] = {}
         self.events_by_canary: dict[NameKey, dict[str, float]] = {}
         self.event_subject: dict[str, NameKey] = {}
         # Rollouts' Events by the Rollout they are about, kept like a Canary's.
@@ -402,17 +404,10 @@ class ClusterCache:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
             self.rollout_by_name[_name_key(obj)] = uid
-            reads = routers.router_refs(obj)
-            if reads:
-                self.root_reads[uid] = reads
-                for ref in reads:
-                    self.readers.setdefault(ref, set()).add(uid)
+            self._add_reads(uid, routers.router_refs(obj))
         elif kind == CANARY:
             self.canary_by_name[_name_key(obj)] = uid
-            reads = _canary_reads(obj)
-            self.root_reads[uid] = reads
-            for ref in reads:
-                self.readers.setdefault(ref, set()).add(uid)
+            self._add_reads(uid, _canary_reads(obj))
         elif kind in BY_NAME:
             self.named[(kind, *_name_key(obj))] = uid
         elif kind in (EVENT, ROLLOUT_EVENT):
@@ -422,6 +417,15 @@ class ClusterCache:
             self.app_targets[uid] = targets
             for target in targets:
                 self.apps_by_rollout.setdefault(target, set()).add(uid)
+
+    def _add_reads(self, uid: str, reads: tuple[Ref, ...]) -> None:
+        if not reads:
+            return
+        self.root_reads[uid] = reads
+        for ref in reads:
+            self.readers.setdefault(ref, set()).add(uid)
+        for scope in {(kind, namespace) for kind, namespace, _ in reads}:
+            self.read_scopes[scope] = self.read_scopes.get(scope, 0) + 1
 
     def _store_event(self, kind: str, uid: str, event: Obj) -> None:
         subject = _event_subject(event, _SUBJECT[kind])
@@ -450,8 +454,15 @@ class ClusterCache:
             ref = (str(kind), *_name_key(old)) if old is not None else None
             if ref is not None and self.named.get(ref) == uid:
                 del self.named[ref]
-        for ref in self.root_reads.pop(uid, ()):
+        reads = self.root_reads.pop(uid, ())
+        for ref in reads:
             _discard(self.readers, ref, uid)
+        for scope in {(kind, namespace) for kind, namespace, _ in reads}:
+            left = self.read_scopes.get(scope, 0) - 1
+            if left > 0:
+                self.read_scopes[scope] = left
+            else:
+                self.read_scopes.pop(scope, None)
         subject = self.event_subject.pop(uid, None)
         if subject is not None:
             by_subject = self.events_by_rollout if kind == ROLLOUT_EVENT else self.events_by_canary

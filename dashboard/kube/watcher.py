@@ -246,6 +246,10 @@ class Watcher:
         self._refreshing: set[str] = set()
         self._refresh_tasks: set[asyncio.Task[None]] = set()
         self._refresh_slots = asyncio.Semaphore(max(1, settings.baseline_concurrency))
+        # Scoped kinds (the routing objects): one watch per (kind, namespace) some root reads, started
+        # and stopped as roots come and go (``_rescope``), once ``run`` has an API to watch with.
+        self._api: KubeApi | None = None
+        self._scoped: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -263,6 +267,8 @@ class Watcher:
                 self._observe(event_type, obj, at)
         elif kind in ROUTED_KINDS:
             self._observe_routed(affected, at)
+        if kind in (ROLLOUT, CANARY):
+            self._rescope()
         self._mark(affected)
         watch_listed(self.cluster, kind, namespace, affected)
         self._synced.add((kind, namespace))
@@ -283,6 +289,8 @@ class Watcher:
             self._observe(event_type, obj, at)
         elif kind in ROUTED_KINDS:
             self._observe_routed(affected, at)  # the routing object's own writes: the same
+        if kind in (ROLLOUT, CANARY):
+            self._rescope()
         self.stats.changes += 1
         self._mark(affected)
         watch_changed(self.cluster, kind, affected)
@@ -365,9 +373,37 @@ class Watcher:
         project = None if self.record_to is not None else functools.partial(project_object, kind.name)
         await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats, project)
 
+    def _rescope(self) -> None:
+        """Watch each scoped kind exactly in the namespaces where a root reads one (only while running).
+
+        A watch no longer needed is stopped and its objects dropped from the cache. The number of such
+        watches is the number of (kind, namespace) pairs in use, so this is cheap on every root change.
+        """
+        if self._api is None:
+            return
+        scoped = {k.name: k for k in self.kinds if k.scoped}
+        everywhere = self.namespaces == (None,)
+        wanted = {
+            (kind, ns)
+            for kind, ns in self.cache.read_scopes
+            if kind in scoped and (everywhere or ns in self.namespaces)
+        }
+        for key in wanted - self._scoped.keys():
+            kind, ns = key
+            self._scoped[key] = asyncio.create_task(
+                self._watch(self._api, scoped[kind], ns), name=f"watch-{kind}-{ns}"
+            )
+        for key in self._scoped.keys() - wanted:
+            kind, ns = key
+            self._scoped.pop(key).cancel()
+            self._health.pop((kind, ns), None)
+            affected, _, _ = self.cache.replace(kind, ns, [])
+            self._mark(affected)
+
     def _check_ready(self) -> None:
+        # Scoped watches start later (with the Rollouts that need them): the first publish does not wait.
         if not self._ready.is_set() and all(
-            (k.name, ns) in self._synced for k in self.kinds for ns in self.namespaces
+            (k.name, ns) in self._synced for k in self.kinds if not k.scoped for ns in self.namespaces
         ):
             log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.roots()))
             self._ready.set()
@@ -398,8 +434,11 @@ class Watcher:
         tasks = [
             asyncio.create_task(self._watch(api, kind, ns), name=f"watch-{kind.name}-{ns or 'all'}")
             for kind in self.kinds
+            if not kind.scoped
             for ns in self.namespaces
         ]
+        self._api = api
+        self._rescope()
         tasks.append(asyncio.create_task(self.keep_lease(), name="lease"))
         tasks.append(asyncio.create_task(self.publish_forever(), name="publisher"))
         tasks.append(asyncio.create_task(self.recheck_forever(), name="recheck"))
@@ -407,7 +446,9 @@ class Watcher:
         try:
             await asyncio.gather(*tasks)
         finally:
-            tasks += self._refresh_tasks
+            self._api = None
+            tasks += [*self._refresh_tasks, *self._scoped.values()]
+            self._scoped.clear()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -4,11 +4,15 @@ weight-fight and drift findings. Whichever arrives first, the view ends up the s
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timedelta
+from typing import Any
 
 from dashboard.domain.findings import Thresholds
 from dashboard.kube.cache import ClusterCache
+from dashboard.kube.connection import ApiError
 from dashboard.kube.watcher import PipelineSettings, Watcher
 from dashboard.live.bus import MemoryBus
 from dashboard.live.lease import MemoryLease
@@ -131,3 +135,70 @@ async def test_self_heal_resetting_the_virtual_service_is_a_weight_fight_then_dr
     drift = next(f for f in view["findings"] if f["code"] == "router-weight-drift")
     assert drift["evidence"]["lastWriter"] == "argocd-controller"
     assert drift["since"] == "2026-11-29T10:00:45Z"
+
+
+class FakeApi:
+    """Lists ``rollouts`` (and nothing else), 404 for the Istio CRDs unless ``istio``; silent watches."""
+
+    def __init__(self, rollouts: list[dict[str, Any]], *, istio: bool = True) -> None:
+        self.rollouts, self.istio = rollouts, istio
+        self.calls: list[str] = []
+
+    async def get(self, path: str, params: Mapping[str, str], timeouts: Any) -> dict[str, Any]:
+        self.calls.append(path)
+        if path.startswith("/apis/networking.istio.io/") and not self.istio:
+            raise ApiError(404, "Not Found")
+        items = self.rollouts if path == "/apis/argoproj.io/v1alpha1/rollouts" else []
+        return {"items": items, "metadata": {"resourceVersion": "1"}}
+
+    async def watch(
+        self, path: str, params: Mapping[str, str], timeouts: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        await asyncio.sleep(3600)
+        yield {}
+
+
+async def _calls_while_running(api: FakeApi, then: Any = None) -> list[str]:
+    watcher, _ = make_watcher(Clock())
+    task = asyncio.create_task(watcher.run(api))  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(watcher._ready.wait(), 5)
+        await asyncio.sleep(0.05)
+        if then is not None:
+            then(watcher)
+            await asyncio.sleep(0.05)
+        return api.calls
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+ROUTING_PATHS = ("/virtualservices", "/destinationrules", "/ingresses", "/httproutes", "/trafficsplits")
+
+
+async def test_without_a_rollout_that_names_one_no_routing_object_is_asked_for() -> None:
+    plain = istio_rollout()
+    del plain["spec"]["strategy"]["canary"]["trafficRouting"]
+    calls = await _calls_while_running(FakeApi([plain]))
+    assert not [c for c in calls if c.endswith(ROUTING_PATHS)]
+
+
+async def test_routing_objects_are_watched_only_in_the_namespace_of_the_rollout_naming_them() -> None:
+    calls = await _calls_while_running(FakeApi([istio_rollout()]))
+    routing = sorted({c for c in calls if c.endswith(ROUTING_PATHS)})
+    assert routing == ["/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices"]
+
+
+async def test_a_missing_crd_is_asked_for_once_and_costs_nothing_more() -> None:
+    calls = await _calls_while_running(FakeApi([istio_rollout()], istio=False))
+    assert calls.count("/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices") == 1
+
+
+async def test_the_watch_stops_and_its_objects_go_when_the_last_rollout_naming_it_goes() -> None:
+    def remove(watcher: Watcher) -> None:
+        watcher.changed("VirtualService", "ADDED", virtual_service(20))
+        assert watcher.cache.objects["VirtualService"]
+        watcher.changed("Rollout", "DELETED", istio_rollout())
+        assert watcher._scoped == {} and watcher.cache.objects["VirtualService"] == {}
+
+    await _calls_while_running(FakeApi([istio_rollout()]), remove)
