@@ -94,6 +94,15 @@ def test_a_recording_of_the_istio_weight_fight_names_both_writers_and_the_virtua
     assert "ignoreDifferences" in finding["explanation"] and finding["action"] is None
 
 
+@pytest.mark.parametrize(("scenario", "seconds"), [("nginx-canary", 120), ("gateway-api-canary", 300)])
+def test_a_router_that_follows_its_rollout_raises_no_router_finding(
+    tmp_path: Path, scenario: str, seconds: float
+) -> None:
+    recording = run(scenario, seconds).write_recording(tmp_path / f"{scenario}.jsonl")
+    codes = {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))}
+    assert not codes & {"router-weight-drift", "weight-fight"}
+
+
 def test_a_healthy_recording_has_nothing_above_info(tmp_path: Path) -> None:
     recording = run("healthy-canary", 400).write_recording(tmp_path / "healthy.jsonl")
     assert json.loads(diagnose(str(recording), "--format", "json")) == []

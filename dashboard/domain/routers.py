@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .objects import as_str, dig, dig_map, dig_str, maps, opt_int, parse_time, rfc3339, str_map
+from .objects import as_str, atoi, dig, dig_map, dig_str, maps, opt_int, parse_time, rfc3339, str_map
 
 VIRTUAL_SERVICE = "VirtualService"
 DESTINATION_RULE = "DestinationRule"
@@ -257,12 +257,13 @@ def _nginx(rollout: Mapping[str, Any], ingress: Mapping[str, Any]) -> tuple[int 
     annotations = str_map(dig(ingress, "metadata", "annotations"))
     if annotations.get(f"{prefix}/canary") != "true":
         return None, (), f'{prefix}/canary is not "true"'
-    headers = tuple(
-        key.removeprefix(f"{prefix}/")
-        for key in sorted(annotations)
-        if key.startswith(f"{prefix}/canary-by-header")
+    # NGINX's header route: requests with this header (and value, or pattern) always go to the canary.
+    header = annotations.get(f"{prefix}/canary-by-header", "")
+    value = annotations.get(f"{prefix}/canary-by-header-value") or annotations.get(
+        f"{prefix}/canary-by-header-pattern", ""
     )
-    weight = opt_int(annotations.get(f"{prefix}/canary-weight"))
+    headers = (f"{header}: {value}" if value else header,) if header else ()
+    weight = atoi(annotations.get(f"{prefix}/canary-weight"))
     return (0 if weight is None else weight), headers, ""
 
 

@@ -15,7 +15,7 @@ from tests.browser.world import SCENARIO_KEYS, World, assert_clean, page_path, s
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db]
 
-SCENARIOS = ["istio-weight-fight"]
+SCENARIOS = ["istio-weight-fight", "nginx-canary", "gateway-api-canary"]
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +53,27 @@ def test_istio_weight_fight_users_node_shows_the_virtual_service_and_its_weights
     check_rollout_page(sims, page, key)
     assert_clean(page)
     shot(page, "istio-weight-fight", docs=True)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "source", "weights"),
+    [
+        ("nginx-canary", "Ingress storefront-storefront-canary", "router: canary 50 / stable 50"),
+        ("gateway-api-canary", "HTTPRoute payments", "router: canary "),
+    ],
+)
+def test_the_users_node_names_the_routing_object_and_its_weights(
+    sims: World, scenario: str, source: str, weights: str
+) -> None:
+    key = SCENARIO_KEYS[scenario]
+    sims.wait_for_view(key, lambda v: bool(v.get("router")))
+    page = sims.open("viewer", page_path(key))
+    users = page.locator("#flow [data-node=users]")
+    users.wait_for()
+    label_of = "document.querySelector('#flow [data-node=users]')?.getAttribute('aria-label')"
+    page.wait_for_function(f"s => ({label_of} || '').includes(s)", arg=f"weights from {source}")
+    label = users.get_attribute("aria-label") or ""
+    assert weights in label
+    if scenario == "nginx-canary":
+        assert "header route: X-Canary: always" in label
+    assert_clean(page)

@@ -49,6 +49,8 @@ SCENARIO_KEYS = {
     "flagger-failed": "sim/test/frontend",
     "flagger-waiting-approval": "sim/test/backend",
     "istio-weight-fight": "sim/bookinfo/reviews",
+    "nginx-canary": "sim/edge/storefront",
+    "gateway-api-canary": "sim/gateway-demo/payments",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
 }
 

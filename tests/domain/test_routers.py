@@ -92,3 +92,67 @@ def test_in_a_keyed_list_only_the_owner_of_the_route_owns_the_weight() -> None:
         ("kubectl-client-side-apply", False),
         ("rollouts-controller", True),
     ]
+
+
+def test_the_nginx_canary_ingress_gives_its_weight_and_header_route_under_the_prefix() -> None:
+    rollout = istio_rollout()
+    rollout["spec"]["strategy"]["canary"]["trafficRouting"] = {
+        "nginx": {"stableIngress": "storefront", "annotationPrefix": "custom.nginx.org"}
+    }
+    ingress = {
+        "kind": "Ingress",
+        "metadata": {
+            "name": "checkout-storefront-canary",
+            "namespace": "shop",
+            "annotations": {
+                "custom.nginx.org/canary": "true",
+                "custom.nginx.org/canary-weight": "25",
+                "custom.nginx.org/canary-by-header": "X-Canary",
+                "custom.nginx.org/canary-by-header-value": "always",
+            },
+        },
+    }
+    reading = read_router(rollout, [ingress])
+    assert reading is not None
+    assert (reading.kind, reading.canary_weight, reading.stable_weight) == ("Ingress", 25, 75)
+    assert reading.header_routes == ("X-Canary: always",)
+
+
+def test_gateway_api_and_smi_weights_come_from_their_backends() -> None:
+    rollout = istio_rollout()
+    canary = rollout["spec"]["strategy"]["canary"]
+    canary["trafficRouting"] = {"plugins": {"argoproj-labs/gatewayAPI": {"httpRoute": "payments"}}}
+    route = {
+        "kind": "HTTPRoute",
+        "metadata": {"name": "payments", "namespace": "shop"},
+        "spec": {
+            "rules": [
+                {
+                    "backendRefs": [
+                        {"name": "checkout-stable", "port": 80, "weight": 70},
+                        {"name": "checkout-canary", "port": 80, "weight": 30},
+                    ]
+                }
+            ]
+        },
+    }
+    reading = read_router(rollout, [route])
+    assert reading is not None and (reading.canary_weight, reading.stable_weight) == (30, 70)
+    canary["trafficRouting"] = {"smi": {}}
+    split = {
+        "kind": "TrafficSplit",
+        "metadata": {"name": "checkout", "namespace": "shop"},
+        "spec": {
+            "service": "checkout",
+            "backends": [
+                {"service": "checkout-canary", "weight": 10},
+                {"service": "checkout-stable", "weight": 90},
+            ],
+        },
+    }
+    reading = read_router(rollout, [split])
+    assert reading is not None and (reading.kind, reading.canary_weight, reading.stable_weight) == (
+        "TrafficSplit",
+        10,
+        90,
+    )

@@ -52,3 +52,34 @@ async def test_istio_weight_fight_shows_the_virtual_service_and_names_both_write
         "name": "reviews",
     }
     assert "RespectIgnoreDifferences=true" in fight["evidence"]["ownershipFix"]
+
+
+async def test_nginx_canary_shows_the_canary_ingress_weight_and_header_route() -> None:
+    view = await _watch_until(
+        "nginx-canary",
+        "sim/edge/storefront",
+        lambda v: (v.get("router") or {}).get("canaryWeight") == 50 and v.get("status") == "Paused",
+    )
+    router = view["router"]
+    assert (router["kind"], router["name"]) == ("Ingress", "storefront-storefront-canary")
+    assert (router["canaryWeight"], router["stableWeight"]) == (50, 50)
+    assert router["headerRoutes"] == ["X-Canary: always"]
+    assert router["lastWriter"] == "rollouts-controller"
+    assert not {"router-weight-drift", "weight-fight"} & _codes(view)
+
+
+async def test_gateway_api_canary_shows_the_http_route_weights_then_all_stable() -> None:
+    seen: list[int] = []
+
+    def promoted(view: dict[str, Any]) -> bool:
+        weight = (view.get("router") or {}).get("canaryWeight")
+        if isinstance(weight, int) and (not seen or seen[-1] != weight):
+            seen.append(weight)
+        return view.get("status") == "Healthy" and view.get("revision") == 2 and weight == 0
+
+    view = await _watch_until("gateway-api-canary", "sim/gateway-demo/payments", promoted, speed=8)
+    router = view["router"]
+    assert (router["kind"], router["name"], router["stableWeight"]) == ("HTTPRoute", "payments", 100)
+    assert router["lastWriter"] == "gatewayAPI"
+    assert 30 in seen or 60 in seen  # the steps were seen on the route itself
+    assert not {"router-weight-drift", "weight-fight"} & _codes(view)

@@ -28,8 +28,11 @@ RECORDED = {
     "argoproj.io/applications": "Application",
     "networking.istio.io/virtualservices": "VirtualService",
     "networking.istio.io/destinationrules": "DestinationRule",
+    "networking.k8s.io/ingresses": "Ingress",
+    "gateway.networking.k8s.io/httproutes": "HTTPRoute",
 }
-WRITERS_MATTER = ("Rollout", "VirtualService")  # their managedFields name who wrote the weight
+# Their managedFields name who wrote the weight.
+WRITERS_MATTER = ("Rollout", "VirtualService", "Ingress", "HTTPRoute")
 CLUSTER = "kubesim"
 DEFAULTS = Thresholds()
 
