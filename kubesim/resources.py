@@ -372,6 +372,17 @@ RESOURCES: tuple[ResourceType, ...] = (
             AGE,
         ),
     ),
+    # SMI's TrafficSplit at the version the rollouts controller is told to write (no status, no Age column).
+    ResourceType(
+        "split.smi-spec.io",
+        "v1alpha3",
+        "trafficsplits",
+        "trafficsplit",
+        "TrafficSplit",
+        short_names=("ts",),
+        custom=True,
+        columns=(Column("Service", "string", ".spec.service", "The apex service of this split."),),
+    ),
     ResourceType(
         "apiextensions.k8s.io",
         "v1",

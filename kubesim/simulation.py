@@ -45,7 +45,7 @@ from kubesim.controller.experiments import ExperimentController
 from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
 from kubesim.controller.rollouts import RolloutController
-from kubesim.controller.routers import INGRESSES, ROUTING_RESOURCES, referenced, stable_ingresses
+from kubesim.controller.routers import INGRESSES, WATCHED_ROUTING, referenced, stable_ingresses
 from kubesim.flagger import FlaggerController
 from kubesim.gitops import GitOps, rollout_manifest
 from kubesim.metrics import (
@@ -203,7 +203,7 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
-        elif resource in ROUTING_RESOURCES:
+        elif resource in WATCHED_ROUTING:
             # As argo-rollouts' router controllers do: a change to a routing object requeues its rollouts.
             for ro in self.cache.all(ROLLOUTS):
                 if key in referenced(ro, resource):

@@ -115,6 +115,32 @@ def current_set_weight(canary: Obj, index: int, abort: bool) -> int:
     return 0
 
 
+def set_canary_scale(canary: Obj, index: int, abort: bool) -> Obj | None:
+    """``UseSetCanaryScale``: the last setCanaryScale at or before the current step (routed canaries only;
+    none after matchTrafficWeight, after the last step, or on an abort that scales the canary down)."""
+    steps = canary.get("steps") or []
+    if canary.get("trafficRouting") is None or not steps or index >= len(steps):
+        return None
+    if abort and canary.get("abortScaleDownDelaySeconds", DEFAULT_ABORT_SCALE_DOWN_DELAY) != 0:
+        return None
+    for i in range(index, -1, -1):
+        scale = steps[i].get("setCanaryScale")
+        if scale is None:
+            continue
+        return None if scale.get("matchTrafficWeight") else dict(scale)
+    return None
+
+
+def canary_count(canary: Obj, index: int, abort: bool, replicas: int, by_weight: int) -> int:
+    """The canary's size: setCanaryScale's replicas or weight when one applies, else `by_weight`."""
+    scale = set_canary_scale(canary, index, abort)
+    if scale is not None and scale.get("replicas") is not None:
+        return int(scale["replicas"])  # an explicit size, whatever traffic weight the canary gets
+    if scale is not None and scale.get("weight") is not None:
+        return math.ceil(replicas * int(scale["weight"]) / 100)
+    return by_weight
+
+
 class _Sync:
     """The working state of one reconcile: what the rollout is about to become."""
 
@@ -591,6 +617,8 @@ class RolloutController:
         if promoted:
             weight = 0
         new_count = math.ceil(replicas * weight / 100)
+        if not status.get("promoteFull"):
+            new_count = canary_count(canary, index, sync.aborted, replicas, new_count)
         if promoted:
             new_count = replicas
         new_available = int((new_rs.get("status") or {}).get("availableReplicas") or 0)
@@ -693,8 +721,11 @@ class RolloutController:
     ) -> bool:
         """Is the current step complete? Starts pauses and analyses as a side effect."""
         status = sync.status
-        if step.get("setWeight") is not None:
-            wanted = math.ceil(replicas * int(step["setWeight"]) / 100)
+        if step.get("setWeight") is not None or step.get("setCanaryScale") is not None:
+            # AtDesiredReplicaCountsForCanary: the canary at the size its weight or setCanaryScale asks.
+            canary: Obj = sync.spec["strategy"]["canary"] or {}
+            weight = current_set_weight(canary, index, sync.aborted)
+            wanted = canary_count(canary, index, sync.aborted, replicas, math.ceil(replicas * weight / 100))
             st = new_rs.get("status") or {}
             return (new_rs.get("spec") or {}).get("replicas") == wanted and int(
                 st.get("availableReplicas") or 0
@@ -735,7 +766,7 @@ class RolloutController:
             return False
         if step.get("experiment") is not None:
             return self._experiment_step(sync, new_rs, stable_hash, step["experiment"], index)
-        # setCanaryScale, header/mirror routes and plugins: not simulated, complete at once.
+        # Header/mirror routes and step plugins: not simulated, complete at once.
         return True
 
     def _experiment_step(

@@ -31,7 +31,10 @@ VIRTUAL_SERVICES = "networking.istio.io/virtualservices"
 DESTINATION_RULES = "networking.istio.io/destinationrules"
 INGRESSES = "networking.k8s.io/ingresses"
 HTTP_ROUTES = "gateway.networking.k8s.io/httproutes"
-ROUTING_RESOURCES = (VIRTUAL_SERVICES, DESTINATION_RULES, INGRESSES, HTTP_ROUTES)
+TRAFFIC_SPLITS = "split.smi-spec.io/trafficsplits"
+# What argo-rollouts' own informers watch (a change requeues the rollouts naming it); plugin routes and
+# TrafficSplits are not watched: they are rewritten on the rollout's next reconcile.
+WATCHED_ROUTING = (VIRTUAL_SERVICES, DESTINATION_RULES, INGRESSES)
 GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI"
 # The plugin runs as its own process (plugin-bin/argoproj-labs/gatewayAPI): client-go names the field
 # manager after the binary.
@@ -80,6 +83,8 @@ def referenced(ro: Obj, resource: str) -> list[tuple[str, str]]:
     elif resource == HTTP_ROUTES and GATEWAY_API_PLUGIN in (routing.get("plugins") or {}):
         config = routing["plugins"][GATEWAY_API_PLUGIN] or {}
         found += [(str(config.get("namespace") or ns), name) for name in http_route_names(config)]
+    elif resource == TRAFFIC_SPLITS and routing.get("smi") is not None:
+        found.append((ns, str((routing["smi"] or {}).get("trafficSplitName") or ro["metadata"]["name"])))
     elif resource == INGRESSES and routing.get("nginx"):
         for stable in stable_ingresses(routing["nginx"]):
             found += [(ns, stable), (ns, canary_ingress_name(ro["metadata"]["name"], stable))]
@@ -124,6 +129,37 @@ class TrafficRouters:
                 self._nginx(ro, canary, routing, stable, weight)
         if GATEWAY_API_PLUGIN in (routing.get("plugins") or {}):
             self._gateway_api(ro, canary, routing, weight)
+        if routing.get("smi") is not None:
+            self._smi(ro, canary, routing["smi"] or {}, weight)
+
+    # ---- SMI --------------------------------------------------------------------------------------------
+
+    def _smi(self, ro: Obj, canary: Obj, smi: Obj, weight: int) -> None:
+        # The controller runs with --traffic-split-api-version=v1alpha3 (upstream's default is v1alpha1).
+        ns = ro["metadata"]["namespace"]
+        name = str(smi.get("trafficSplitName") or ro["metadata"]["name"])
+        desired = {
+            "apiVersion": "split.smi-spec.io/v1alpha3",
+            "kind": "TrafficSplit",
+            "metadata": {"name": name, "namespace": ns, "ownerReferences": [owner_reference(ro)]},
+            "spec": {
+                "service": str(smi.get("rootService") or canary.get("stableService", "")),
+                "backends": [
+                    {"service": canary.get("canaryService", ""), "weight": weight},
+                    {"service": canary.get("stableService", ""), "weight": 100 - weight},
+                ],
+            },
+        }
+        current = self.store.try_get(TRAFFIC_SPLITS, ns, name)
+        if current is None:
+            self.store.create(TRAFFIC_SPLITS, desired, manager=ROLLOUTS_MANAGER)
+            self.events.normal(ro, "TrafficSplitCreated", f"TrafficSplit `{name}` created")
+            return
+        if not _controlled_by(current, ro):
+            raise RouterError(f"Rollout does not own TrafficSplit `{name}`")
+        patch = merge_patch_diff({"spec": current.get("spec")}, {"spec": desired["spec"]})
+        if patch is not None:
+            self.store.patch(TRAFFIC_SPLITS, ns, name, patch, manager=ROLLOUTS_MANAGER)
 
     # ---- Gateway API (the argoproj-labs/gatewayAPI plugin) ----------------------------------------------
 
@@ -186,10 +222,7 @@ class TrafficRouters:
             )
             self.store.create(INGRESSES, desired, manager=ROLLOUTS_MANAGER)
             return
-        if not any(
-            r.get("controller") and r.get("uid") == ro["metadata"].get("uid")
-            for r in current["metadata"].get("ownerReferences") or []
-        ):
+        if not _controlled_by(current, ro):
             raise RouterError(f"canary ingress `{name}` controlled by different object")
         # getDesiredAnnotations: annotations someone else added to the canary Ingress are kept.
         annotations = {**(current["metadata"].get("annotations") or {}), **desired["metadata"]["annotations"]}
@@ -287,6 +320,14 @@ class TrafficRouters:
                 self.events.warning(ro, reason, f"{kind} `{name}` not found")
             return None
         return found
+
+
+def _controlled_by(obj: Obj, ro: Obj) -> bool:
+    """metav1.IsControlledBy: the object's controller reference is the Rollout."""
+    return any(
+        r.get("controller") and r.get("uid") == ro["metadata"].get("uid")
+        for r in obj["metadata"].get("ownerReferences") or []
+    )
 
 
 def _managed_rule_name(name: str, managed: set[str]) -> bool:

@@ -212,6 +212,77 @@ def _istio_routes(name: str, canary_weight: int) -> list[Obj]:
 
 ROUTER_SCENARIOS: list[Obj] = [
     {
+        "name": "traffic-ahead-of-capacity",
+        "description": "A routed canary pinned to one pod by setCanaryScale (replicas: 1) then given "
+        "setWeight 60: the NGINX canary Ingress sends 60 % of the traffic to 1 canary pod while "
+        "10 stable pods serve the other 40 %. Ends Paused at step 2/3 (indefinite pause) with "
+        'canary-weight "60", the canary ReplicaSet at 1 available replica and the stable at 10.',
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "quotes",
+                "namespace": "capacity",
+                "replicas": 10,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "quotes-canary",
+                        "stableService": "quotes-stable",
+                        "trafficRouting": {"nginx": {"stableIngress": "quotes"}},
+                        "steps": [{"setCanaryScale": {"replicas": 1}}, {"setWeight": 60}, {"pause": {}}],
+                    }
+                },
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "quotes", "image": "argoproj/rollouts-demo:purple"}}],
+    },
+    {
+        "name": "smi-canary",
+        "description": "An SMI-routed canary: the rollouts controller creates the TrafficSplit "
+        "ledger (split.smi-spec.io/v1alpha3, root service ledger, owned by the Rollout) and moves "
+        "its backends' weights 10 then 40; the analysis after 40 % fails (error rate 0.2) and "
+        "the rollout aborts. Ends Degraded (aborted) with the TrafficSplit back at canary 0 / "
+        "stable 100.",
+        "pod_ready_seconds": 2,
+        "analysis_templates": [_error_rate(interval="10s", count=2)],
+        "metrics": {"error-rate": [0.2]},
+        "rollouts": [
+            {
+                "name": "ledger",
+                "namespace": "mesh-smi",
+                "replicas": 5,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "ledger-canary",
+                        "stableService": "ledger-stable",
+                        "trafficRouting": {"smi": {"rootService": "ledger"}},
+                        "steps": [
+                            {"setWeight": 10},
+                            {"pause": {"duration": "10s"}},
+                            {"setWeight": 40},
+                            _analysis("ledger-canary"),
+                            {"setWeight": 80},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "ledger", "namespace": "mesh-smi", "labels": {"app": "ledger"}},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {"app": "ledger"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                },
+            }
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "ledger", "image": "argoproj/rollouts-demo:red"}}],
+    },
+    {
         "name": "gateway-api-canary",
         "description": "A canary routed by the Argo Rollouts Gateway API plugin "
         '(trafficRouting.plugins["argoproj-labs/gatewayAPI"].httpRoute): the plugin (field manager '

@@ -12,6 +12,7 @@ from kubesim.controller.routers import (
     DESTINATION_RULES,
     HTTP_ROUTES,
     INGRESSES,
+    TRAFFIC_SPLITS,
     VIRTUAL_SERVICES,
     RouterError,
     TrafficRouters,
@@ -294,3 +295,23 @@ def test_the_gateway_plugin_fails_without_both_backend_refs() -> None:
     ro = _plugin_rollout(store, {"httpRoute": "web", "disableInProgressLabel": True})
     with pytest.raises(RouterError, match="backendRef was not found in httpRoute"):
         routers.set_weight(ro, 25, "new", "old")
+
+
+def test_the_smi_router_refuses_a_traffic_split_it_does_not_own() -> None:
+    routers, store = _routers()
+    ro = _rollout({})
+    ro["spec"]["strategy"]["canary"]["trafficRouting"] = {"smi": {"trafficSplitName": "split"}}
+    ro = store.create("argoproj.io/rollouts", ro, manager="test")
+    store.create(
+        TRAFFIC_SPLITS,
+        {
+            "apiVersion": "split.smi-spec.io/v1alpha3",
+            "kind": "TrafficSplit",
+            "metadata": {"name": "split", "namespace": "demo"},
+            "spec": {"service": "web", "backends": [{"service": "web-stable", "weight": 100}]},
+        },
+        manager="kubectl-client-side-apply",
+    )
+    with pytest.raises(RouterError, match="Rollout does not own TrafficSplit `split`"):
+        routers.set_weight(ro, 10, "new", "old")
+    assert referenced(ro, TRAFFIC_SPLITS) == [("demo", "split")]

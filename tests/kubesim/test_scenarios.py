@@ -31,6 +31,8 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "traffic-ahead-of-capacity",
+        "smi-canary",
         "gateway-api-canary",
         "nginx-canary",
         "istio-weight-fight",
@@ -259,6 +261,44 @@ def test_gateway_api_canary_moves_the_http_route_backend_weights_then_ends_healt
         "kubectl-client-side-apply",
         "gatewayAPI",
     ]
+
+
+def test_smi_canary_splits_by_weight_then_returns_to_stable_on_abort() -> None:
+    sim, store, _ = start("smi-canary")
+    seen: list[list[tuple[str, int]]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "split.smi-spec.io/trafficsplits":
+            seen.append([(b["service"], b["weight"]) for b in obj["spec"]["backends"]])
+
+    store.subscribe(watch)
+    sim.advance(150)
+    assert [[w for _, w in backends] for backends in seen] == [[0, 100], [10, 90], [40, 60], [0, 100]]
+    assert seen[0] == [("ledger-canary", 0), ("ledger-stable", 100)]
+    ro = rollout(store, "mesh-smi", "ledger")
+    assert ro["status"]["phase"] == "Degraded" and ro["status"]["abort"] is True
+    split = store.get("split.smi-spec.io/trafficsplits", "mesh-smi", "ledger")
+    assert split["apiVersion"] == "split.smi-spec.io/v1alpha3" and split["spec"]["service"] == "ledger"
+    assert split["metadata"]["ownerReferences"][0]["uid"] == ro["metadata"]["uid"]
+    assert {e["manager"] for e in split["metadata"]["managedFields"]} == {"rollouts-controller"}
+
+
+def test_traffic_ahead_of_capacity_sends_sixty_percent_to_one_canary_pod() -> None:
+    sim, store, _ = start("traffic-ahead-of-capacity")
+    sim.advance(60)
+    st = rollout(store, "capacity", "quotes")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 2)
+    assert st["canary"]["weights"]["canary"]["weight"] == 60
+    sizes = {
+        r["metadata"]["labels"]["rollouts-pod-template-hash"]: (
+            r["spec"]["replicas"],
+            r["status"]["availableReplicas"],
+        )
+        for r in replica_sets(store, "capacity")
+    }
+    assert sizes == {st["currentPodHash"]: (1, 1), st["stableRS"]: (10, 10)}
+    ing = store.get("networking.k8s.io/ingresses", "capacity", "quotes-quotes-canary")
+    assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] == "60"
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
