@@ -94,13 +94,25 @@ def test_a_recording_of_the_istio_weight_fight_names_both_writers_and_the_virtua
     assert "ignoreDifferences" in finding["explanation"] and finding["action"] is None
 
 
-@pytest.mark.parametrize(("scenario", "seconds"), [("nginx-canary", 120), ("gateway-api-canary", 300)])
+@pytest.mark.parametrize(
+    ("scenario", "seconds"), [("nginx-canary", 120), ("gateway-api-canary", 300), ("smi-canary", 300)]
+)
 def test_a_router_that_follows_its_rollout_raises_no_router_finding(
     tmp_path: Path, scenario: str, seconds: float
 ) -> None:
     recording = run(scenario, seconds).write_recording(tmp_path / f"{scenario}.jsonl")
     codes = {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))}
     assert not codes & {"router-weight-drift", "weight-fight"}
+
+
+def test_a_recording_of_traffic_ahead_of_capacity_reads_the_weight_from_the_canary_ingress(
+    tmp_path: Path,
+) -> None:
+    recording = run("traffic-ahead-of-capacity", 120).write_recording(tmp_path / "capacity.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "traffic-ahead-of-capacity"]
+    assert (finding["evidence"]["weight"], finding["evidence"]["available"]) == (60, 1)
+    assert finding["evidence"]["weightSource"] == "Ingress quotes-quotes-canary"
 
 
 def test_a_healthy_recording_has_nothing_above_info(tmp_path: Path) -> None:

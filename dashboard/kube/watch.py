@@ -102,7 +102,7 @@ WATCHED_KINDS = (
     Kind("Ingress", "networking.k8s.io", "v1", "ingresses", scoped=True),
     # Also the one a Flagger Canary's view reads (its namespaces are counted the same way).
     Kind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", optional=True, scoped=True),
-    Kind("TrafficSplit", "split.smi-spec.io", "v1alpha1", "trafficsplits", optional=True, scoped=True),
+    Kind("TrafficSplit", "split.smi-spec.io", "v1alpha3", "trafficsplits", optional=True, scoped=True),
 )
 
 

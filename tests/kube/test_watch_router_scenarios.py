@@ -83,3 +83,27 @@ async def test_gateway_api_canary_shows_the_http_route_weights_then_all_stable()
     assert router["lastWriter"] == "gatewayAPI"
     assert 30 in seen or 60 in seen  # the steps were seen on the route itself
     assert not {"router-weight-drift", "weight-fight"} & _codes(view)
+
+
+async def test_smi_canary_shows_the_traffic_split_back_at_all_stable_after_the_abort() -> None:
+    view = await _watch_until(
+        "smi-canary",
+        "sim/mesh-smi/ledger",
+        lambda v: v.get("status") == "Degraded" and (v.get("router") or {}).get("canaryWeight") == 0,
+        speed=8,
+    )
+    router = view["router"]
+    assert (router["kind"], router["name"], router["stableWeight"]) == ("TrafficSplit", "ledger", 100)
+    assert not {"router-weight-drift", "weight-fight"} & _codes(view)
+
+
+async def test_traffic_ahead_of_capacity_reads_the_weight_from_the_canary_ingress() -> None:
+    view = await _watch_until(
+        "traffic-ahead-of-capacity",
+        "sim/capacity/quotes",
+        lambda v: "traffic-ahead-of-capacity" in _codes(v),
+    )
+    finding = next(f for f in view["findings"] if f["code"] == "traffic-ahead-of-capacity")
+    assert finding["evidence"]["weight"] == 60
+    assert finding["evidence"]["weightSource"] == "Ingress quotes-quotes-canary"
+    assert view["router"]["canaryWeight"] == 60

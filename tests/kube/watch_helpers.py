@@ -32,6 +32,7 @@ RESOURCES = {
     "networking.istio.io/destinationrules": "DestinationRule",
     "networking.k8s.io/ingresses": "Ingress",
     "gateway.networking.k8s.io/httproutes": "HTTPRoute",
+    "split.smi-spec.io/trafficsplits": "TrafficSplit",
 }
 
 

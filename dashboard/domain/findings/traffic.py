@@ -24,7 +24,15 @@ from datetime import timedelta
 from .. import canary as canary_rules
 from ..objects import dig, dig_str, opt_int, rfc3339
 from ..observations import WeightChange, desired_router_weight
-from ..routers import HTTP_ROUTE, INGRESS, TRAFFIC_SPLIT, VIRTUAL_SERVICE, RouterReading, read_router
+from ..routers import (
+    HTTP_ROUTE,
+    INGRESS,
+    TRAFFIC_SPLIT,
+    VIRTUAL_SERVICE,
+    RouterReading,
+    read_router,
+    weight_percent,
+)
 from .base import CRITICAL, INFO, WARNING, Context, Finding
 
 WEIGHT_FIGHT = "weight-fight"
@@ -228,7 +236,10 @@ def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
     if ctx.canary is None or ctx.canary.get("trafficRouting") is None or ctx.fully_promoted or ctx.aborted:
         return []
     current = ctx.current_rs
-    router = canary_rules.weights_from_status(ctx.rollout)
+    # What the routing object itself carries when the watcher has it, else what the status records.
+    reading = router_of(ctx)
+    from_object = weight_percent(reading) if reading is not None else None
+    router = from_object if from_object is not None else canary_rules.weights_from_status(ctx.rollout)
     weight = router if router is not None else canary_rules.set_weight(ctx.rollout)
     replicas = opt_int(dig(ctx.rollout, "spec", "replicas"))
     replicas = 1 if replicas is None else replicas
@@ -251,7 +262,13 @@ def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
             "available.",
             {
                 "weight": weight,
-                "weightSource": "traffic router" if router is not None else "setWeight",
+                "weightSource": (
+                    f"{reading.kind} {reading.name}"
+                    if reading is not None and from_object is not None
+                    else "traffic router"
+                    if router is not None
+                    else "setWeight"
+                ),
                 "replicaSet": current.name,
                 "available": current.available,
                 "needed": needed,

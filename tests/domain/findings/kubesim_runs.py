@@ -30,9 +30,10 @@ RECORDED = {
     "networking.istio.io/destinationrules": "DestinationRule",
     "networking.k8s.io/ingresses": "Ingress",
     "gateway.networking.k8s.io/httproutes": "HTTPRoute",
+    "split.smi-spec.io/trafficsplits": "TrafficSplit",
 }
 # Their managedFields name who wrote the weight.
-WRITERS_MATTER = ("Rollout", "VirtualService", "Ingress", "HTTPRoute")
+WRITERS_MATTER = ("Rollout", "VirtualService", "Ingress", "HTTPRoute", "TrafficSplit")
 CLUSTER = "kubesim"
 DEFAULTS = Thresholds()
 
