@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dashboard.domain.autoscalers import HPA, hpa_target, rollout_targets
 from dashboard.domain.findings import Finding, Thresholds, detect_findings, finding_changes
 from dashboard.domain.objects import dig, dig_str, maps, owner_uids, parse_time
 from dashboard.domain.observations import Observations, RolloutObjects, observe
@@ -187,6 +188,9 @@ class ObjectIndex:
         if obj.get("kind") in ROUTER_KINDS:
             ref = _ref(obj)
             return {uid for uid, ro in self.rollouts.items() if ref in router_refs(ro)}
+        if obj.get("kind") == HPA:
+            target = hpa_target(obj)
+            return {uid for uid, ro in self.rollouts.items() if target in rollout_targets(ro)}
         if obj.get("kind") == "Application":
             targets = {
                 (dig_str(r, "namespace"), dig_str(r, "name"))
@@ -228,6 +232,11 @@ class ObjectIndex:
             applications=list(self.applications.values()),
             routers=[
                 self.by_uid[self.routers[ref]] for ref in router_refs(rollout) if ref in self.routers
+            ],
+            autoscalers=[
+                o
+                for o in self.by_uid.values()
+                if o.get("kind") == HPA and hpa_target(o) in rollout_targets(rollout)
             ],
         )
 

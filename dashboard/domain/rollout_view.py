@@ -20,6 +20,7 @@ from typing import Any
 from . import canary as canary_rules
 from .analysis import AnalysisRunView, analysis_run_views
 from .argocd_health import rollout_health
+from .autoscalers import HPA, autoscaler_for, autoscaler_view
 from .durations import age, trunc_div
 from .experiments import ExperimentView, experiment_views
 from .images import ImageView, merge_image
@@ -113,6 +114,8 @@ class RolloutView:
     events: tuple[Mapping[str, Any], ...] = field(default=())  # Kubernetes Events about it (kube_events)
     # What the traffic router's own object says (dashboard.domain.routers), when the watcher has it.
     router: Mapping[str, Any] | None = None
+    # The HPA that scales it (dashboard.domain.autoscalers), when the watcher has one.
+    autoscaler: Mapping[str, Any] | None = None
 
     @property
     def release_started_at(self) -> datetime | None:
@@ -205,6 +208,7 @@ class RolloutView:
             "findings": [dict(f) for f in self.findings],
             "events": [dict(e) for e in self.events],
             "router": dict(self.router) if self.router is not None else None,
+            "autoscaler": dict(self.autoscaler) if self.autoscaler is not None else None,
             "updatedAt": rfc3339(self.updated_at),
         }
 
@@ -255,6 +259,7 @@ def build_rollout_view(
     deployment: Mapping[str, Any] | None = None,
     events: Iterable[Mapping[str, Any]] = (),
     routers: Iterable[Mapping[str, Any]] = (),
+    autoscalers: Iterable[Mapping[str, Any]] = (),
     now: datetime,
     cluster: str = "",
 ) -> RolloutView:
@@ -302,6 +307,7 @@ def build_rollout_view(
     return RolloutView(
         events=event_rows(rollout, events),
         router=_router(rollout, routers),
+        autoscaler=_autoscaler(rollout, autoscalers),
         cluster=cluster,
         namespace=as_str(meta.get("namespace")),
         name=as_str(meta.get("name")),
@@ -404,6 +410,7 @@ def rollout_views(
                 deployment=deployment,
                 events=by_kind["Event"][namespace],
                 routers=routing,
+                autoscalers=by_kind[HPA][namespace],
                 now=now,
                 cluster=cluster,
             )
@@ -414,3 +421,8 @@ def rollout_views(
 def _router(rollout: Mapping[str, Any], routers: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     reading = read_router(rollout, list(routers))
     return reading.to_dict() if reading is not None else None
+
+
+def _autoscaler(rollout: Mapping[str, Any], hpas: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    hpa = autoscaler_for(rollout, list(hpas))
+    return autoscaler_view(hpa, rollout) if hpa is not None else None

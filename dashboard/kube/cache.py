@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from dashboard.actions.availability import action_availability
-from dashboard.domain import build_rollout_view, routers
+from dashboard.domain import autoscalers, build_rollout_view, routers
 from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
@@ -46,9 +46,10 @@ HTTP_ROUTE = "HTTPRoute"
 FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
 # The routing objects a Rollout's trafficRouting names (HTTPRoute is shared with Flagger).
 ROUTER_KINDS = tuple(k for k in routers.ROUTER_KINDS if k != HTTP_ROUTE)
+HPA = autoscalers.HPA  # found by its scaleTargetRef (the Rollout, or its workloadRef's Deployment)
 KINDS = (
     ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS,
-    *ROUTER_KINDS,
+    *ROUTER_KINDS, HPA,
 )
 ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
 # Read by a Canary's or a Rollout's view, found by the name the root gives them.
@@ -238,6 +239,7 @@ class RolloutInputs:
     applications: list[Obj] = field(default_factory=list)
     events: list[Obj] = field(default_factory=list)
     routers: list[Obj] = field(default_factory=list)  # the routing objects it names, each with ``kind``
+    autoscalers: list[Obj] = field(default_factory=list)  # the HPAs that target it (or its workloadRef)
 
     def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
         """The rollout's view document from these inputs (the domain model; never raises by contract),
@@ -250,6 +252,7 @@ class RolloutInputs:
             experiments=self.experiments,
             events=self.events,
             routers=self.routers,
+            autoscalers=self.autoscalers,
             now=now,
             cluster=cluster,
         ).to_dict()
@@ -283,6 +286,11 @@ class ClusterCache:
         self.named: dict[Ref, str] = {}
         # (kind, namespace) → how many roots read an object of that kind there: where to watch it.
         self.read_scopes: dict[tuple[str, str], int] = {}
+        # HPAs by what they scale, and Rollouts by each (kind, namespace, name) an HPA may target for them.
+        self.hpa_by_target: dict[autoscalers.Target, set[str]] = {}
+        self.hpa_target: dict[str, autoscalers.Target] = {}
+        self.rollouts_by_target: dict[autoscalers.Target, set[str]] = {}
+        self.rollout_targets: dict[str, tuple[autoscalers.Target, ...]] = {}
         self.events_by_canary: dict[NameKey, dict[str, float]] = {}
         self.event_subject: dict[str, NameKey] = {}
         # Rollouts' Events by the Rollout they are about, kept like a Canary's.
@@ -370,6 +378,11 @@ class ClusterCache:
             router = self.objects[ref[0]].get(router_uid) if router_uid is not None else None
             if router is not None:
                 found.routers.append(router)
+        for scaled in self.rollout_targets.get(rollout_uid, ()):
+            for hpa_uid in sorted(self.hpa_by_target.get(scaled, ())):
+                hpa = self.objects[HPA].get(hpa_uid)
+                if hpa is not None:
+                    found.autoscalers.append(hpa)
         for app_uid in sorted(self.apps_by_rollout.get(_name_key(rollout), ())):
             app = self.objects[APPLICATION].get(app_uid)
             if app is not None:
@@ -404,7 +417,18 @@ class ClusterCache:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
             self.rollout_by_name[_name_key(obj)] = uid
-            self._add_reads(uid, routers.router_refs(obj))
+            namespace = _name_key(obj)[0]
+            # The HPAs of its namespace are watched for it (scoped like the routing objects).
+            self._add_reads(uid, (*routers.router_refs(obj), (HPA, namespace, "")))
+            scaled_as = autoscalers.rollout_targets(obj)
+            self.rollout_targets[uid] = scaled_as
+            for scaled in scaled_as:
+                self.rollouts_by_target.setdefault(scaled, set()).add(uid)
+        elif kind == HPA:
+            hpa_target = autoscalers.hpa_target(obj)
+            if hpa_target is not None:
+                self.hpa_target[uid] = hpa_target
+                self.hpa_by_target.setdefault(hpa_target, set()).add(uid)
         elif kind == CANARY:
             self.canary_by_name[_name_key(obj)] = uid
             self._add_reads(uid, _canary_reads(obj))
@@ -454,6 +478,11 @@ class ClusterCache:
             ref = (str(kind), *_name_key(old)) if old is not None else None
             if ref is not None and self.named.get(ref) == uid:
                 del self.named[ref]
+        hpa_target = self.hpa_target.pop(uid, None)
+        if hpa_target is not None:
+            _discard_uid(self.hpa_by_target, hpa_target, uid)
+        for scaled in self.rollout_targets.pop(uid, ()):
+            _discard_uid(self.rollouts_by_target, scaled, uid)
         reads = self.root_reads.pop(uid, ())
         for ref in reads:
             _discard(self.readers, ref, uid)
@@ -497,6 +526,9 @@ class ClusterCache:
         if kind in BY_NAME:
             obj = self.objects[kind].get(uid)
             return set(self.readers.get((kind, *_name_key(obj)), ())) if obj is not None else set()
+        if kind == HPA:
+            target = self.hpa_target.get(uid)
+            return set(self.rollouts_by_target.get(target, ())) if target is not None else set()
         if kind == APPLICATION:
             by_name = self.rollout_by_name
             return {by_name[t] for t in self.app_targets.get(uid, ()) if t in by_name}
@@ -532,6 +564,14 @@ def _discard(index: dict[Ref, set[str]], ref: Ref, uid: str) -> None:
         found.discard(uid)
         if not found:
             del index[ref]
+
+
+def _discard_uid(index: dict[Any, set[str]], key: Any, uid: str) -> None:
+    found = index.get(key)
+    if found is not None:
+        found.discard(uid)
+        if not found:
+            del index[key]
 
 
 def _canary_reads(canary: Mapping[str, Any]) -> tuple[Ref, ...]:

@@ -103,6 +103,10 @@ WATCHED_KINDS = (
     # Also the one a Flagger Canary's view reads (its namespaces are counted the same way).
     Kind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", optional=True, scoped=True),
     Kind("TrafficSplit", "split.smi-spec.io", "v1alpha3", "trafficsplits", optional=True, scoped=True),
+    # The autoscalers of the namespaces that have Rollouts (an HPA names what it scales, not the reverse).
+    Kind(
+        "HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", optional=True, scoped=True
+    ),
 )
 
 

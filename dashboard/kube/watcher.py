@@ -708,6 +708,7 @@ class Watcher:
             inputs.pods,
             inputs.applications,
             inputs.routers,
+            inputs.autoscalers,
         )
         key = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
         try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..observations import EMPTY, Observations, RolloutObjects, observe
 from ..timeline import FINDING_CLEARED, FINDING_RAISED, format_time
-from . import analysis, gitops, progress, releases, replicasets, traffic
+from . import analysis, autoscaling, gitops, progress, releases, replicasets, traffic
 from .base import CRITICAL, INFO, SEVERITY_ORDER, WARNING, Context, Finding, Thresholds
 
 CODES = (
@@ -32,6 +32,9 @@ CODES = (
     traffic.WEIGHT_FIGHT,
     traffic.TRAFFIC_AHEAD_OF_CAPACITY,
     traffic.ROUTER_WEIGHT_DRIFT,
+    autoscaling.AUTOSCALER_SYNC_CONFLICT,
+    autoscaling.AUTOSCALER_TARGETS_WORKLOAD_REF,
+    autoscaling.AUTOSCALER_AT_MAX_DURING_ANALYSIS,
     gitops.PIPELINE_RED_ROLLOUT_HEALTHY,
     analysis.STALE_ANALYSIS_THRESHOLD,
     traffic.REPLICA_WEIGHTED_CANARY,
@@ -101,6 +104,9 @@ def detect_findings(
         *traffic.weight_fight(ctx),
         *traffic.traffic_ahead_of_capacity(ctx),
         *traffic.router_weight_drift(ctx),
+        *autoscaling.targets_workload_ref(ctx),
+        *autoscaling.sync_conflict(ctx),
+        *autoscaling.at_max_during_analysis(ctx),
         *traffic.replica_weighted_canary(ctx),
         *gitops.paused_reported_degraded(ctx),
         *gitops.pipeline_red_rollout_healthy(ctx),
