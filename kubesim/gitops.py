@@ -80,6 +80,8 @@ def rollout_manifest(
         },
     }
     spec = deep_merge(spec, defn.spec)
+    if spec.get("workloadRef"):  # the referenced Deployment's template stands in (they are exclusive)
+        del spec["template"]
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Rollout",

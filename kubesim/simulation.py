@@ -25,6 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from kubesim.autoscaling import HPAS, AutoscalerController
 from kubesim.clock import Clock, ManualClock
 from kubesim.controller import actions
 from kubesim.controller.analysis import AnalysisController
@@ -44,7 +45,7 @@ from kubesim.controller.common import (
 from kubesim.controller.experiments import ExperimentController
 from kubesim.controller.jobs import JOBS, JobController
 from kubesim.controller.replicasets import PodBehaviour, ReplicaSetController
-from kubesim.controller.rollouts import RolloutController
+from kubesim.controller.rollouts import DEPLOYMENTS, RolloutController
 from kubesim.controller.routers import INGRESSES, WATCHED_ROUTING, referenced, stable_ingresses
 from kubesim.flagger import FlaggerController
 from kubesim.gitops import GitOps, rollout_manifest
@@ -145,6 +146,13 @@ class Simulation:
         self.flagger = FlaggerController(store, self.clock, self.enqueue, self.provider)
         self.jobs = JobController(store, self.clock, self.enqueue, random.Random(seed + 3))
         self.experiments = ExperimentController(store, self.clock, self.enqueue)
+        self.autoscaler = AutoscalerController(
+            store,
+            self.clock,
+            self.enqueue,
+            {key: points for scenario in scenarios for key, points in scenario.load.items()},
+            lambda: self.clock.sim_elapsed(self._started_at),
+        )
         self._handlers: dict[str, Callable[[Key], None]] = {
             "rollout": self.rollouts.reconcile,
             "replicaset": self.replicasets.reconcile,
@@ -160,6 +168,7 @@ class Simulation:
             "job": self.jobs.reconcile,
             "experiment": self.experiments.reconcile,
             "job-added": self.jobs.added,
+            "hpa": self.autoscaler.reconcile,
         }
         for resource in self.cache.resources:
             items, _ = store.list(resource)
@@ -203,6 +212,18 @@ class Simulation:
             self._queue_owner(meta, key[0])
         elif resource == APPLICATIONS:
             queue[("application", key)] = None
+        elif resource == DEPLOYMENTS:
+            # argo-rollouts watches the Deployments workloadRefs name: a change requeues their rollouts.
+            for ro in self.cache.all(ROLLOUTS):
+                ref = (ro.get("spec") or {}).get("workloadRef") or {}
+                if (
+                    ro["metadata"]["namespace"] == key[0]
+                    and ref.get("kind") == "Deployment"
+                    and ref.get("name") == key[1]
+                ):
+                    queue[("rollout", (key[0], ro["metadata"]["name"]))] = None
+        elif resource == HPAS and event_type == "ADDED":
+            queue[("hpa", key)] = None  # its reconcile schedules the next sync period itself
         elif resource in WATCHED_ROUTING:
             # As argo-rollouts' router controllers do: a change to a routing object requeues its rollouts.
             for ro in self.cache.all(ROLLOUTS):

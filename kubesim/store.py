@@ -772,7 +772,8 @@ class Store:
         applied_fields = patching.fields_v1(applied)
         if subresource == "status":
             applied_fields = {k: v for k, v in applied_fields.items() if k == "f:status"}
-        sub = subresource if subresource == "status" else None
+        # Like the API server, an entry records the subresource it was written through (status, scale).
+        sub = subresource if subresource in ("status", "scale") else None
         entries = list(old["metadata"].get("managedFields") or [])
         mine = next(
             (
@@ -1072,7 +1073,8 @@ class Store:
         """The writer takes ownership of the fields it changed; others lose them; removed fields go."""
         changed = patching.fields_v1(new, old)
         removed = patching.removed_fields(old, new)
-        sub = subresource if subresource == "status" else None
+        # Like the API server, an entry records the subresource it was written through (status, scale).
+        sub = subresource if subresource in ("status", "scale") else None
         entries: list[Obj] = []
         mine: Obj | None = None
         for entry in old["metadata"].get("managedFields") or []:

@@ -84,6 +84,7 @@ from kubesim.controller.status import (
 from kubesim.store import NotFound
 
 COMPLETED = ("Successful", "Failed", "Error", "Inconclusive")
+DEPLOYMENTS = "apps/deployments"
 DEFAULT_SCALE_DOWN_DELAY = 30.0
 DEFAULT_ABORT_SCALE_DOWN_DELAY = 30.0
 DEFAULT_PROGRESS_DEADLINE = 600.0
@@ -195,6 +196,11 @@ class RolloutController:
             return
         sync = _Sync(ro, self.clock.now())
         self._ro = ro
+        deployment = None
+        if sync.spec.get("workloadRef"):
+            deployment = self._resolve_workload(sync)
+            if deployment is None:
+                return
         strategy = sync.spec.get("strategy") or {}
         if strategy.get("canary") is None and strategy.get("blueGreen") is None:
             self._invalid(
@@ -230,6 +236,50 @@ class RolloutController:
         self._restart(sync, all_rs)
         self._cleanup(sync, all_rs)
         self._persist(sync, new_rs)
+        if deployment is not None:
+            self._scale_down_workload(sync, deployment)
+
+    # ---- workloadRef ------------------------------------------------------------------------------------
+
+    def _resolve_workload(self, sync: _Sync) -> Obj | None:
+        """The referenced Deployment's pod template (and selector) stand in for the Rollout's own."""
+        ref: Obj = sync.spec["workloadRef"]
+        ns = sync.ro["metadata"]["namespace"]
+        deployment = (
+            self._get(DEPLOYMENTS, ns, str(ref.get("name", "")))
+            if (ref.get("apiVersion"), ref.get("kind")) == ("apps/v1", "Deployment")
+            else None
+        )
+        if deployment is None:
+            self._invalid(
+                sync,
+                f"workloadRef: {ref.get('kind')} {ref.get('name')!r} not found or not an apps/v1 Deployment",
+            )
+            return None
+        dspec: Obj = deployment.get("spec") or {}
+        sync.spec = {
+            **sync.spec,
+            "template": copy.deepcopy(dspec.get("template") or {}),
+            "selector": sync.spec.get("selector") or copy.deepcopy(dspec.get("selector") or {}),
+        }
+        sync.status["workloadObservedGeneration"] = str(deployment["metadata"].get("generation", 1))
+        return deployment
+
+    def _scale_down_workload(self, sync: _Sync, deployment: Obj) -> None:
+        """scaleDown: onsuccess — once revision 1 is Healthy, the referenced Deployment goes to 0."""
+        ref: Obj = sync.spec["workloadRef"]
+        healthy = (sync.ro.get("status") or {}).get("phase") == "Healthy"
+        if ref.get("scaleDown") != "onsuccess" or revision_of(sync.ro) != 1 or not healthy:
+            return
+        if (deployment.get("spec") or {}).get("replicas") != 0:
+            meta = deployment["metadata"]
+            self.store.patch(
+                DEPLOYMENTS,
+                meta["namespace"],
+                meta["name"],
+                {"spec": {"replicas": 0}},
+                manager=ROLLOUTS_MANAGER,
+            )
 
     # ---- replica sets -----------------------------------------------------------------------------------
 

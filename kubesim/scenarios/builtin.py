@@ -210,6 +210,117 @@ def _istio_routes(name: str, canary_weight: int) -> list[Obj]:
     ]
 
 
+def _cpu_hpa(name: str, namespace: str, target: Obj, minimum: int, maximum: int) -> Obj:
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": target,
+            "minReplicas": minimum,
+            "maxReplicas": maximum,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                }
+            ],
+        },
+    }
+
+
+AUTOSCALING_SCENARIOS: list[Obj] = [
+    {
+        "name": "hpa-workload-ref-conflict",
+        "description": "A Rollout that takes its pod template from the Deployment api (workloadRef, "
+        "scaleDown: onsuccess) while the HPA still targets that Deployment: once the Rollout is "
+        "Healthy the controller scales the Deployment to 0, so the HPA reports ScalingActive False "
+        "(ScalingDisabled) and never scales the Rollout, which stays at 3 replicas under a load "
+        "of 6 pods' worth of CPU. Ends Healthy at 3 replicas with the HPA's desiredReplicas 0.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "api",
+                "namespace": "autoscale-ref",
+                "replicas": 3,
+                "image": "argoproj/rollouts-demo:blue",
+                "spec": {
+                    "workloadRef": {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "api",
+                        "scaleDown": "onsuccess",
+                    }
+                },
+                "strategy": {"canary": {"steps": [{"setWeight": 50}, {"pause": {"duration": "10s"}}]}},
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "api", "namespace": "autoscale-ref", "labels": {"app": "api"}},
+                "spec": {
+                    "replicas": 3,
+                    "selector": {"matchLabels": {"app": "api"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "api"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "api",
+                                    "image": "argoproj/rollouts-demo:blue",
+                                    "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                                    "resources": {"requests": {"cpu": "100m", "memory": "32Mi"}},
+                                }
+                            ]
+                        },
+                    },
+                },
+            },
+            _cpu_hpa(
+                "api", "autoscale-ref", {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}, 2, 10
+            ),
+        ],
+        "load": [{"hpa": "api", "at": 0, "pods": 6}],
+    },
+    {
+        "name": "hpa-sync-conflict",
+        "description": "An HPA scales the Rollout cart (60 % CPU target, load of 6 pods' worth) while "
+        "Argo CD self-heal keeps syncing the repository's replicas: 4, so spec.replicas flips "
+        "between the HPA's 8 (field manager kube-controller-manager, subresource scale) and 4 "
+        "(argocd-controller) every sync period. Cycles: Healthy while spec.replicas alternates.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "cart",
+                "namespace": "autoscale-sync",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed("cart", [{"setWeight": 20}, {"pause": {"duration": "10s"}}]),
+            }
+        ],
+        "applications": [
+            {
+                "name": "cart",
+                "rollout": "cart",
+                "values": {"image": {"tag": "blue"}, "config": {"replicas": 4}},
+            }
+        ],
+        "objects": [
+            _cpu_hpa(
+                "cart",
+                "autoscale-sync",
+                {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "cart"},
+                2,
+                10,
+            )
+        ],
+        "load": [{"hpa": "cart", "at": 0, "pods": 6}],
+    },
+]
+
+
 ROUTER_SCENARIOS: list[Obj] = [
     {
         "name": "traffic-ahead-of-capacity",
@@ -710,4 +821,5 @@ BUILTIN: list[Obj] = [
     *PROMETHEUS_SCENARIOS,
     *FLAGGER_SCENARIOS,
     *ROUTER_SCENARIOS,
+    *AUTOSCALING_SCENARIOS,
 ]

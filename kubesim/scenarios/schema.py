@@ -43,6 +43,8 @@ Format (all times are simulated seconds since the scenario started)::
     objects:                            # more objects to create at the start (routing objects, HPAs, ...):
       - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService,   # any served kind; namespace
          metadata: {name: web}, spec: {...}}                              # defaults to the first rollout's
+    load:                               # CPU demand the simulated HPA controller measures
+      - {hpa: web, at: 0, pods: 2}      # from `at` on: `pods` pods' worth of CPU (kubesim.autoscaling)
     writers:                            # another writer fighting the rollouts controller
       - {rollout: web, every: 5, manager: argocd-controller,
          status: {canary: {weights: {canary: {weight: 0}, stable: {weight: 100}}}}}
@@ -158,6 +160,8 @@ class Scenario:
     traffic: list[TrafficProfile] = field(default_factory=list)
     canaries: list[Any] = field(default_factory=list)  # kubesim.flagger.CanaryDef
     objects: list[Obj] = field(default_factory=list)
+    # (namespace, HPA name) -> [(from simulated second, CPU demand in pod requests)], sorted by time
+    load: dict[tuple[str, str], list[tuple[float, float]]] = field(default_factory=dict)
 
 
 class _Checker:
@@ -300,6 +304,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             "traffic",
             "canaries",
             "objects",
+            "load",
         },
         {"name", "description"},
     )
@@ -498,6 +503,25 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         if rt.namespaced:
             meta.setdefault("namespace", default_ns)
         objects.append(item)
+    load: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    hpas = {
+        str(o["metadata"]["name"]): str(o["metadata"]["namespace"])
+        for o in objects
+        if o["kind"] == "HorizontalPodAutoscaler"
+    }
+    for i, item in enumerate(c.items(top.get("load"), "load")):
+        path = f"load[{i}]"
+        item = c.mapping(item, path, {"hpa", "at", "pods"}, {"hpa", "at", "pods"})
+        if item["hpa"] not in hpas:
+            raise c.fail(
+                f"{path}.hpa", f"no HorizontalPodAutoscaler {item['hpa']!r} among this scenario's objects"
+            )
+        key = (hpas[item["hpa"]], str(item["hpa"]))
+        load.setdefault(key, []).append(
+            (c.number(item["at"], f"{path}.at"), c.number(item["pods"], f"{path}.pods"))
+        )
+    for points in load.values():
+        points.sort()
     writers: list[Writer] = []
     for i, item in enumerate(c.items(top.get("writers"), "writers")):
         path = f"writers[{i}]"
@@ -588,6 +612,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         events=events,
         writers=writers,
         objects=objects,
+        load=load,
         fleet=fleet,
         source=source,
     )

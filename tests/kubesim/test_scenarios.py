@@ -36,6 +36,8 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "gateway-api-canary",
         "nginx-canary",
         "istio-weight-fight",
+        "hpa-workload-ref-conflict",
+        "hpa-sync-conflict",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -299,6 +301,54 @@ def test_traffic_ahead_of_capacity_sends_sixty_percent_to_one_canary_pod() -> No
     assert sizes == {st["currentPodHash"]: (1, 1), st["stableRS"]: (10, 10)}
     ing = store.get("networking.k8s.io/ingresses", "capacity", "quotes-quotes-canary")
     assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] == "60"
+
+
+def test_an_hpa_on_the_workload_ref_deployment_is_disabled_once_the_rollout_takes_over() -> None:
+    sim, store, _ = start("hpa-workload-ref-conflict")
+    sim.advance(120)
+    ro = rollout(store, "autoscale-ref", "api")
+    assert (ro["status"]["phase"], ro["spec"]["replicas"]) == ("Healthy", 3)
+    assert (
+        "template" not in ro["spec"] and ro["status"]["workloadObservedGeneration"] == "2"
+    )  # scaled to 0: a spec change
+    [rs] = replica_sets(store, "autoscale-ref")
+    assert rs["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "100m"
+    deployment = store.get("apps/deployments", "autoscale-ref", "api")
+    assert deployment["spec"]["replicas"] == 0
+    assert deployment["metadata"]["managedFields"][-1]["manager"] == "rollouts-controller"
+    hpa = store.get("autoscaling/horizontalpodautoscalers", "autoscale-ref", "api")
+    assert hpa["spec"]["scaleTargetRef"]["kind"] == "Deployment"
+    assert hpa["status"]["desiredReplicas"] == 0
+    active = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingActive")
+    assert (active["status"], active["reason"]) == ("False", "ScalingDisabled")
+
+
+def test_an_hpa_and_argo_cd_self_heal_take_turns_writing_the_rollout_replicas() -> None:
+    sim, store, _ = start("hpa-sync-conflict")
+    writes: list[tuple[int, str, str | None]] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "argoproj.io/rollouts":
+            owner = next(
+                e
+                for e in obj["metadata"]["managedFields"]
+                if "f:replicas" in str(e["fieldsV1"].get("f:spec", {}))
+            )
+            writes.append((obj["spec"]["replicas"], owner["manager"], owner.get("subresource")))
+
+    store.subscribe(watch)
+    sim.advance(120)
+    changes = [w for w, v in itertools.pairwise(writes) if w[0] != v[0]] + [writes[-1]]
+    assert {(r, m, sub) for r, m, sub in writes} >= {
+        (8, "kube-controller-manager", "scale"),
+        (4, "argocd-controller", None),
+    }
+    assert len(changes) >= 12  # 8 -> 4 -> 8 ... every 15 s sync period
+    assert rollout(store, "autoscale-sync", "cart")["status"]["phase"] == "Healthy"
+    hpa = store.get("autoscaling/horizontalpodautoscalers", "autoscale-sync", "cart")
+    assert hpa["status"]["desiredReplicas"] == 8
+    rescale = [e for e in store.list("events", "autoscale-sync")[0] if e["reason"] == "SuccessfulRescale"]
+    assert rescale[0]["count"] >= 6 and rescale[0]["source"]["component"] == "horizontal-pod-autoscaler"
 
 
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
