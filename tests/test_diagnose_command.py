@@ -115,6 +115,22 @@ def test_a_recording_of_traffic_ahead_of_capacity_reads_the_weight_from_the_cana
     assert finding["evidence"]["weightSource"] == "Ingress quotes-quotes-canary"
 
 
+def test_a_recording_of_hpa_workload_ref_conflict_names_the_hpa_on_the_deployment(tmp_path: Path) -> None:
+    recording = run("hpa-workload-ref-conflict", 120).write_recording(tmp_path / "hpa-ref.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "autoscaler-targets-workload-ref"]
+    assert finding["evidence"]["scaleTargetRef"]["kind"] == "Deployment"
+    assert finding["action"] is None and finding["actionParams"] is None
+
+
+def test_a_recording_of_hpa_sync_conflict_names_both_writers(tmp_path: Path) -> None:
+    recording = run("hpa-sync-conflict", 240).write_recording(tmp_path / "hpa-sync.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "autoscaler-sync-conflict"]
+    assert {"argocd-controller", "kube-controller-manager"} <= set(finding["evidence"]["writers"])
+    assert "RespectIgnoreDifferences=true" in finding["evidence"]["ownershipFix"]
+
+
 def test_a_healthy_recording_has_nothing_above_info(tmp_path: Path) -> None:
     recording = run("healthy-canary", 400).write_recording(tmp_path / "healthy.jsonl")
     assert json.loads(diagnose(str(recording), "--format", "json")) == []

@@ -33,6 +33,7 @@ RESOURCES = {
     "networking.k8s.io/ingresses": "Ingress",
     "gateway.networking.k8s.io/httproutes": "HTTPRoute",
     "split.smi-spec.io/trafficsplits": "TrafficSplit",
+    "autoscaling/horizontalpodautoscalers": "HorizontalPodAutoscaler",
 }
 
 

@@ -31,6 +31,7 @@ RECORDED = {
     "networking.k8s.io/ingresses": "Ingress",
     "gateway.networking.k8s.io/httproutes": "HTTPRoute",
     "split.smi-spec.io/trafficsplits": "TrafficSplit",
+    "autoscaling/horizontalpodautoscalers": "HorizontalPodAutoscaler",
 }
 # Their managedFields name who wrote the weight.
 WRITERS_MATTER = ("Rollout", "VirtualService", "Ingress", "HTTPRoute", "TrafficSplit")
