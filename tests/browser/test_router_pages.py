@@ -1,6 +1,6 @@
-"""The router scenarios in a real browser (issue 19): the users node of the flow diagram shows the weights
-the routing object itself carries, the object they come from and who last wrote it, and the weight fight
-is on the page with both writers."""
+"""The router and autoscaler scenarios in a real browser (issue 19): the users node of the flow diagram
+shows the weights the routing object itself carries, the object they come from and who last wrote it; the
+weight fight is on the page with both writers; the HPA's card shows its bounds, counts and metrics."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.browser.world import SCENARIO_KEYS, World, assert_clean, page_path, s
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db]
 
-SCENARIOS = ["istio-weight-fight", "nginx-canary", "gateway-api-canary"]
+SCENARIOS = ["istio-weight-fight", "nginx-canary", "gateway-api-canary", "hpa-sync-conflict"]
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +77,19 @@ def test_the_users_node_names_the_routing_object_and_its_weights(
     if scenario == "nginx-canary":
         assert "header route: X-Canary: always" in label
     assert_clean(page)
+
+
+def test_the_hpa_card_shows_bounds_counts_and_metrics_and_the_conflict_is_found(sims: World) -> None:
+    key = SCENARIO_KEYS["hpa-sync-conflict"]
+    view = sims.wait_for_view(
+        key, lambda v: bool(v.get("autoscaler")) and "autoscaler-sync-conflict" in _codes(v)
+    )
+    page = sims.open("viewer", page_path(key))
+    card = page.locator("#autoscaler")
+    card.wait_for()
+    assert card.locator("h3").inner_text() == f"Autoscaler {view['autoscaler']['name']}"
+    assert card.locator("[data-field=hpa-max]").inner_text() == str(view["autoscaler"]["maxReplicas"])
+    assert "cpu" in card.locator(".hpa-metrics").inner_text()
+    page.locator(".finding", has_text="spec.replicas").first.wait_for()
+    assert_clean(page)
+    shot(page, "hpa-sync-conflict")

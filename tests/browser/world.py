@@ -51,6 +51,7 @@ SCENARIO_KEYS = {
     "istio-weight-fight": "sim/bookinfo/reviews",
     "nginx-canary": "sim/edge/storefront",
     "gateway-api-canary": "sim/gateway-demo/payments",
+    "hpa-sync-conflict": "sim/autoscale-sync/cart",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
 }
 
