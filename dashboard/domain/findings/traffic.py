@@ -10,6 +10,7 @@
   writer.
 - ``traffic-ahead-of-capacity`` (critical): the traffic router sends the canary a larger share of traffic
   than its available pods can carry (e.g. 100 % to 1 of 4 pods), so those pods take the load of the rest.
+  The share is the routing object's own when it is watched; an HPA's counts and limit are added.
 - ``replica-weighted-canary`` (info): no traffic routing, so the weight is only a replica ratio, and
   traffic that bypasses the router (workers, cron, cache hits) is not covered.
 
@@ -22,6 +23,7 @@ import shlex
 from datetime import timedelta
 
 from .. import canary as canary_rules
+from ..autoscalers import autoscaler_for, autoscaler_view
 from ..objects import dig, dig_str, opt_int, rfc3339
 from ..observations import WeightChange, desired_router_weight
 from ..routers import (
@@ -40,6 +42,7 @@ ROUTER_WEIGHT_DRIFT = "router-weight-drift"
 TRAFFIC_AHEAD_OF_CAPACITY = "traffic-ahead-of-capacity"
 REPLICA_WEIGHTED_CANARY = "replica-weighted-canary"
 ROLLOUTS_CONTROLLER = "rollouts-controller"
+_HPA_FACTS = ("name", "currentReplicas", "desiredReplicas", "maxReplicas", "atMax")
 
 
 # Where each router kind keeps the weight, as an Argo CD ``ignoreDifferences`` jq path.
@@ -250,6 +253,17 @@ def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
     if current.available >= needed:
         return []
     share = current.available * 100 // replicas
+    hpa = autoscaler_for(ctx.rollout, ctx.objects.autoscalers) if ctx.objects.autoscalers else None
+    scaler = autoscaler_view(hpa, ctx.rollout) if hpa is not None else None
+    scaling = ""
+    if scaler is not None:
+        scaling = (
+            f" HorizontalPodAutoscaler {scaler['name']} is at its maximum ({scaler['maxReplicas']}): it "
+            "cannot add the capacity."
+            if scaler["atMax"]
+            else f" HorizontalPodAutoscaler {scaler['name']} wants {scaler['desiredReplicas']} replicas "
+            f"(max {scaler['maxReplicas']})."
+        )
     return [
         ctx.finding(
             TRAFFIC_AHEAD_OF_CAPACITY,
@@ -259,7 +273,7 @@ def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
             f"only {current.available} of its pods are available ({share} % of the rollout's {replicas} "
             "replicas): those pods carry the load meant for the rest, and users see the errors. Do not "
             "promote further; abort to send traffic back to stable, or wait until the canary's pods are "
-            "available.",
+            f"available.{scaling}",
             {
                 "weight": weight,
                 "weightSource": (
@@ -273,6 +287,11 @@ def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
                 "available": current.available,
                 "needed": needed,
                 "replicas": replicas,
+                "autoscaler": (
+                    {k: scaler[k] for k in _HPA_FACTS}
+                    if scaler is not None
+                    else None
+                ),
             },
             [ctx.runbook.get_rollout(), ctx.runbook.pods_of(current.hash), ctx.runbook.argo("abort")],
             # When the weight was last written (as the watcher saw it), else when the canary began.

@@ -11,6 +11,7 @@ from dashboard.domain import build_rollout_view
 from dashboard.domain.findings import detect_findings
 from dashboard.domain.observations import RolloutObjects, observe
 from tests.domain.findings.builders import T0, UID, analysis_run, at, rollout
+from tests.domain.findings.test_traffic import _rs
 
 
 def hpa(kind: str = "Rollout", name: str = "checkout", current: int = 4, maximum: int = 10) -> dict[str, Any]:
@@ -125,3 +126,19 @@ def test_an_hpa_at_max_while_an_analysis_runs_says_the_analysis_reads_a_saturate
     assert finding.evidence["analysisRun"] == "checkout-bbb-2"
     done = RolloutObjects(rollout(), autoscalers=[hpa(current=10, maximum=10)])
     assert "autoscaler-at-max-during-analysis" not in _codes(done)
+
+
+def test_traffic_ahead_of_capacity_says_when_the_autoscaler_cannot_add_capacity() -> None:
+    status = {
+        "currentPodHash": "bbb",
+        "stableRS": "aaa",
+        "currentStepIndex": 0,
+        "phase": "Progressing",
+        "canary": {"weights": {"canary": {"weight": 100}, "stable": {"weight": 0}}},
+    }
+    objects = RolloutObjects(
+        rollout(status), [_rs("aaa", 4, 4, 1), _rs("bbb", 4, 1, 2)], autoscalers=[hpa(current=10, maximum=10)]
+    )
+    finding = _codes(objects)["traffic-ahead-of-capacity"]
+    assert finding.evidence["autoscaler"]["atMax"] is True
+    assert "at its maximum (10)" in finding.explanation
