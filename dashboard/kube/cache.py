@@ -373,11 +373,7 @@ class ClusterCache:
             found.pods.extend(self._children(uid_of(rs), POD))
         events = self.objects[ROLLOUT_EVENT]
         found.events = [events[u] for u in self.events_by_rollout.get(_name_key(rollout), ()) if u in events]
-        for ref in self.root_reads.get(rollout_uid, ()):
-            router_uid = self.named.get(ref)
-            router = self.objects[ref[0]].get(router_uid) if router_uid is not None else None
-            if router is not None:
-                found.routers.append(router)
+        found.routers = self.routers_of(rollout_uid)
         for scaled in self.rollout_targets.get(rollout_uid, ()):
             for hpa_uid in sorted(self.hpa_by_target.get(scaled, ())):
                 hpa = self.objects[HPA].get(hpa_uid)
@@ -387,6 +383,16 @@ class ClusterCache:
             app = self.objects[APPLICATION].get(app_uid)
             if app is not None:
                 found.applications.append(app)
+        return found
+
+    def routers_of(self, rollout_uid: str) -> list[Obj]:
+        """The routing objects a Rollout names that are in the cache (cheap: by name, no children)."""
+        found = []
+        for ref in self.root_reads.get(rollout_uid, ()):
+            uid = self.named.get(ref)
+            obj = self.objects[ref[0]].get(uid) if uid is not None else None
+            if obj is not None:
+                found.append(obj)
         return found
 
     def canary_inputs(self, canary_uid: str) -> CanaryInputs | None:

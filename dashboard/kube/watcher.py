@@ -303,8 +303,7 @@ class Watcher:
             self._history.pop(uid, None)
             self._timed.pop(uid, None)
             return
-        inputs = self.cache.inputs(uid)
-        routers = inputs.routers if inputs is not None else []
+        routers = self.cache.routers_of(uid)  # by name: cheap on every Rollout write
         try:
             self._history[uid] = observe(
                 self._history.get(uid), None, RolloutObjects(rollout, routers=routers), at
@@ -315,14 +314,14 @@ class Watcher:
     def _observe_routed(self, rollouts: Iterable[str], at: datetime) -> None:
         """A routing object changed: fold what it says now into each rollout that names it."""
         for uid in rollouts:
-            inputs = self.cache.inputs(uid)
-            if inputs is None:
+            rollout = self.cache.get(ROLLOUT, uid)
+            if rollout is None:
                 continue
             try:
-                objects = RolloutObjects(inputs.rollout, routers=inputs.routers)
+                objects = RolloutObjects(rollout, routers=self.cache.routers_of(uid))
                 self._history[uid] = observe(self._history.get(uid), None, objects, at)
             except Exception as error:  # as above
-                self._malformed(ROLLOUT, inputs.rollout, f"observing its router failed: {error!r}")
+                self._malformed(ROLLOUT, rollout, f"observing its router failed: {error!r}")
 
     def seen(self, kind: str, namespace: str | None) -> None:
         health = self._health.get((kind, namespace))
