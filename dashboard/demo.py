@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import signal
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from kubesim.scenarios import builtin_names
 from kubesim.scenarios.builtin import PROMETHEUS_SCENARIOS
@@ -43,6 +46,28 @@ ROLE_USERS = (
     ("operator", "operator", "sees every rollout; promote, abort, retry, pause, resume, restart, undo"),
     ("admin", "admin", "everything, including unwedge"),
 )
+# What each built-in scenario shows, in a release manager's words (the scenarios' own descriptions are
+# written for their tests). The fleet page's legend and the README's scenario table say the same;
+# tests/test_demo.py holds the README to this.
+WHAT_YOU_SEE = {
+    "healthy-canary": "10 % → 50 % → 100 % with passing analyses; a new image every 15 min",
+    "failed-analysis-abort": "the analysis fails; Degraded, aborted, stable serves everything",
+    "rerender-race": "Argo CD renders twice; a new hash restarts the canary at step 0",
+    "paused-reads-degraded": "paused at a step while Argo CD says Suspended and the sync stays Running",
+    "orphaned-canary": "aborted, but the canary ReplicaSet keeps its replicas",
+    "weight-fight": "a second writer keeps resetting the canary weight",
+    "blue-green": "preview, passing pre-promotion analysis, promoted by a user at 120 s",
+    "progress-deadline": "an unpullable image; Degraded with ProgressDeadlineExceeded",
+    "metrics-provider-down": "the metrics provider is unreachable; the AnalysisRun ends Error",
+    "fleet": "100 generated rollouts with a new image every second",
+    "prometheus-healthy": "passes its Prometheus analysis (error rate, p95 latency)",
+    "prometheus-error-spike": "the canary's 5xx ratio jumps to 30 %; aborted on error-rate",
+    "prometheus-latency-regression": "a slow canary; aborted on p95-latency",
+    "prometheus-no-traffic": "no requests: NaN fails the condition, as upstream",
+    "flagger-canary": "a Flagger canary that succeeds",
+    "flagger-failed": "a Flagger canary that fails its checks and rolls back",
+    "flagger-waiting-approval": "waits at its max weight for promotion from the dashboard",
+}
 DEMO_GATE_LABEL = "demo (make demo)"
 # Months: the simulated cluster stays failed until the demo stops.
 FAILED_FOR_SECONDS = 90 * 24 * 3600.0
@@ -107,15 +132,18 @@ def demo_legend(names: Sequence[str]) -> list[dict[str, Any]]:
         if scenario.fleet is not None:
             fleet = scenario.fleet
             last = f"fleet-{fleet.namespaces - 1:02d}"
-            objects.append({"label": f"{fleet.rollouts} rollouts svc-* in fleet-00 … {last}", "url": ""})
+            # The fleet page searching their names (a search also opens the folded Healthy group).
+            label = f"{fleet.rollouts} rollouts svc-* in fleet-00 … {last}"
+            objects.append({"label": label, "url": "/?" + urlencode({"q": "svc-"})})
         description = scenario.description
         start = min((i for i in (description.find("Ends "), description.find("Cycles")) if i >= 0), default=0)
+        outcome = WHAT_YOU_SEE.get(scenario.name) or description[start:]
         legend.append(
             {
                 "scenario": scenario.name,
                 "kind": "Flagger Canary" if scenario.canaries else "Rollout",
                 "objects": objects,
-                "outcome": description[start:],
+                "outcome": outcome,
                 "description": description,
             }
         )
@@ -198,6 +226,29 @@ def stop_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+# The demo's terminal is for the person running it: the sign-in lines and what goes wrong. A line per
+# request (and a "Forbidden" warning each time the simulated Flagger polls a gate that is still closed,
+# which is the gate protocol's normal "not yet") would bury them, as would the watcher's progress notes
+# ("resynced (0 held, 116 current)") after "Press Ctrl-C to stop". LOG_LEVEL=DEBUG keeps them all.
+QUIET_LOGGERS = {
+    "rollouts_ui.request": logging.WARNING,
+    "django.request": logging.ERROR,
+    "dashboard.kube.watcher": logging.WARNING,
+}
+# Django says this once per process when uvicorn streams a static file; harmless for a demo.
+_STATIC_STREAMING_WARNING = "StreamingHttpResponse must consume synchronous iterators"
+
+
+def quiet_request_logs(level: str) -> None:
+    """Unless ``level`` (``LOG_LEVEL``) is DEBUG: no access log lines and no 4xx warnings in the demo's
+    terminal; server errors (5xx) and every other warning still show."""
+    if level == "DEBUG":
+        return
+    for name, quiet in QUIET_LOGGERS.items():
+        logging.getLogger(name).setLevel(quiet)
+    warnings.filterwarnings("ignore", message=_STATIC_STREAMING_WARNING)
 
 
 def wire_flagger_gates(options: DemoOptions) -> None:

@@ -93,6 +93,16 @@ if DATABASE_URL:
         _database = {**dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True)}
     except ValueError as _error:
         problem(f"DATABASE_URL cannot be read: {_error}")
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # Several threads write at once (requests, the history recorder, Flagger's gate calls): every transaction
+    # takes the write lock when it begins and waits for it, instead of a reader failing "database is
+    # locked" when it upgrades to a writer; WAL lets pages read while someone writes.
+    _database["OPTIONS"] = {
+        **_database.get("OPTIONS", {}),
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
 if _database["ENGINE"] == "django.db.backends.postgresql":
     # A database that does not answer is an error after a few seconds, not a hang (start-up, probes).
     _database["OPTIONS"] = {"connect_timeout": settings_check.DATABASE_CONNECT_TIMEOUT}

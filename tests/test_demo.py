@@ -6,19 +6,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from dashboard.demo import DEFAULT_SCENARIOS, demo_legend, demo_login, fail_the_cluster, role_logins
+from dashboard.demo import (
+    DEFAULT_SCENARIOS,
+    QUIET_LOGGERS,
+    WHAT_YOU_SEE,
+    demo_legend,
+    demo_login,
+    fail_the_cluster,
+    quiet_request_logs,
+    role_logins,
+)
 from kubesim.scenarios import builtin_names
 from kubesim.testing import free_port, running_kubesim
 
@@ -30,15 +42,60 @@ def test_the_default_mix_is_every_builtin_scenario() -> None:
     assert list(DEFAULT_SCENARIOS) == builtin_names()
 
 
+@pytest.fixture
+def logger_levels() -> Any:
+    saved = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    yield
+    for name, level in saved.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_the_demo_terminal_gets_no_line_per_request_nor_a_warning_per_closed_gate(logger_levels: Any) -> None:
+    quiet_request_logs("INFO")
+    assert not logging.getLogger("rollouts_ui.request").isEnabledFor(logging.INFO)
+    assert not logging.getLogger("django.request").isEnabledFor(logging.WARNING)  # a closed gate's 403
+    assert logging.getLogger("django.request").isEnabledFor(logging.ERROR)  # a 500 still shows
+    assert not logging.getLogger("dashboard.kube.watcher").isEnabledFor(logging.INFO)
+    assert logging.getLogger("dashboard.kube.watcher").isEnabledFor(logging.WARNING)  # a failing watch shows
+
+
+def test_log_level_debug_keeps_every_request_line_in_the_demo(logger_levels: Any) -> None:
+    logging.getLogger("rollouts_ui.request").setLevel(logging.NOTSET)
+    quiet_request_logs("DEBUG")
+    assert logging.getLogger("rollouts_ui.request").level == logging.NOTSET
+
+
+def test_the_legend_speaks_plainly_for_every_builtin_scenario_and_the_readme_says_the_same() -> None:
+    assert set(WHAT_YOU_SEE) == set(builtin_names())
+    table = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`") and cells[0].strip("`") in WHAT_YOU_SEE:
+            table[cells[0].strip("`")] = (cells[1], cells[2])
+    assert set(table) == set(WHAT_YOU_SEE)
+    legend = {entry["scenario"]: entry for entry in demo_legend(DEFAULT_SCENARIOS)}
+    for name, (played_by, what) in table.items():
+        assert what == WHAT_YOU_SEE[name] == legend[name]["outcome"], name
+        if name != "fleet":
+            assert f"`{legend[name]['objects'][0]['label']}`" in played_by, name
+
+
+def test_a_scenario_file_of_ones_own_shows_the_outcome_its_description_states() -> None:
+    example = ROOT / "kubesim" / "scenarios" / "examples" / "canary-with-analysis.yaml"
+    assert demo_legend([str(example)])[0]["outcome"] == "Ends Healthy on revision 2."
+
+
 def test_the_legend_says_which_objects_play_each_scenario_and_what_they_reach() -> None:
     legend = {entry["scenario"]: entry for entry in demo_legend(DEFAULT_SCENARIOS)}
     assert set(legend) == set(DEFAULT_SCENARIOS)
     healthy = legend["healthy-canary"]
     assert healthy["objects"] == [{"label": "shop/checkout", "url": "/rollouts/demo/shop/checkout/"}]
-    assert healthy["kind"] == "Rollout" and healthy["outcome"].startswith("Ends Healthy on revision 2")
+    assert healthy["kind"] == "Rollout" and healthy["outcome"] == WHAT_YOU_SEE["healthy-canary"]
     assert legend["flagger-canary"]["kind"] == "Flagger Canary"
-    assert legend["fleet"]["objects"] == [{"label": "100 rollouts svc-* in fleet-00 … fleet-04", "url": ""}]
-    assert legend["weight-fight"]["outcome"].startswith("Cycles")
+    fleet = [{"label": "100 rollouts svc-* in fleet-00 … fleet-04", "url": "/?q=svc-"}]
+    assert legend["fleet"]["objects"] == fleet  # every scenario links to what plays it
+    assert all(o["url"] for entry in legend.values() for o in entry["objects"])
+    assert legend["weight-fight"]["outcome"] == WHAT_YOU_SEE["weight-fight"]
     labels = [o["label"] for entry in legend.values() for o in entry["objects"]]
     assert len(labels) == len(set(labels))  # distinct names
 
@@ -99,7 +156,14 @@ def test_a_stopped_simulation_fails_the_demo_cluster_and_says_why() -> None:
 
 
 @pytest.mark.timeout(120)
-def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("pages_open", "sigint"),
+    [(True, signal.SIG_DFL), (False, signal.SIG_IGN)],
+    ids=["with-live-pages", "idle-started-in-the-background"],  # `cmd &` in a script ignores SIGINT
+)
+def test_ctrl_c_stops_the_demo_quietly(
+    pages_open: bool, sigint: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
@@ -116,20 +180,27 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
             env=env,
             stdout=stdout,
             stderr=stderr,
+            start_new_session=True,  # its own process group, as in a terminal
+            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
         )
         try:
             deadline = time.monotonic() + 90
             while "Press Ctrl-C to stop." not in out.read_text() and time.monotonic() < deadline:
                 assert demo.poll() is None, err.read_text()[-2000:]
                 time.sleep(0.2)
+            for path in ("/healthz", "/favicon.ico", "/accounts/login/"):  # an access line, a 404 warning
+                with contextlib.suppress(urllib.error.HTTPError):
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).close()
             received: list[str] = []
-            pages = _open_pages(port, received)  # live pages stay open through the stop, as browsers do
+            if pages_open:  # live pages stay open through the stop, as browsers do
+                pages = _open_pages(port, received)
             time.sleep(3)  # the watcher streams, the simulation moves, the pages get updates
             started = time.monotonic()
-            demo.send_signal(signal.SIGINT)
+            os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground process group
             demo.wait(30)
             took = time.monotonic() - started
-            pages.join(10)
+            if pages_open:
+                pages.join(10)
         finally:
             if demo.poll() is None:
                 demo.kill()
@@ -140,7 +211,8 @@ def test_ctrl_c_stops_the_demo_quietly(tmp_path: Path, capsys: pytest.CaptureFix
     assert demo.returncode == 0, errors[-2000:]
     assert out.read_text().rstrip().endswith("Stopped.")
     assert "socket.send() raised exception" not in errors and "Traceback" not in errors
-    assert len(received) >= 2, received  # both pages were live (at least their snapshots)
+    assert "rollouts_ui.request" not in errors and "Not Found" not in errors, errors[-2000:]  # quiet terminal
+    assert not pages_open or len(received) >= 2, received  # both pages were live (at least their snapshots)
     assert "Sign in as  demo  with password  " in out.read_text()
 
 

@@ -191,7 +191,8 @@ def test_unreadable_input_is_one_line_naming_the_file_and_exits_1(
 ) -> None:
     path = tmp_path / name
     path.write_bytes(data)
-    _, err, code = _run_diagnose(str(path))
+    out, err, code = _run_diagnose(str(path))
     assert code == 1
+    assert out == ""  # not "No Rollouts found." as well: the error is the one line
     assert err.strip().count("\n") == 0, err
     assert err.startswith(f"error: {path}") and cause in err, err

@@ -127,9 +127,72 @@ def test_an_unreachable_database_stops_start_up_quickly_naming_database_url(list
     assert took < 10, f"start-up took {took:.1f}s"
 
 
+def test_migrate_against_an_unreachable_database_stops_quickly_naming_database_url() -> None:
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        port = hole.getsockname()[1]
+        hole.close()  # refused
+        started = time.monotonic()
+        result = _start([sys.executable, "manage.py", "migrate"],
+                        {"DATABASE_URL": f"postgres://app:hunter2@127.0.0.1:{port}/rollouts"})
+        took = time.monotonic() - started
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rollouts-ui: cannot connect to DATABASE_URL="), lines
+    assert "hunter2" not in result.stderr
+    assert took < 10, f"migrate took {took:.1f}s to give up"
+
+
 def test_the_database_check_also_runs_inside_an_event_loop_as_in_the_demo() -> None:
     code = "import asyncio\nasync def main():\n    import rollouts_ui.asgi\nasyncio.run(main())\n"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE":
                             "rollouts_ui.settings"}, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+# Two transactions that both read then write, as a gate call and the history recorder do in the demo.
+_SQLITE_WRITERS = """
+import threading, time
+import django
+django.setup()
+from django.db import connection, transaction
+with connection.cursor() as c:
+    c.execute("create table t (x int)")
+failures = []
+def writer():
+    try:
+        with transaction.atomic():
+            with connection.cursor() as c:
+                c.execute("insert into t values (1)")
+            time.sleep(0.5)
+    except Exception as error:
+        failures.append(repr(error))
+    finally:
+        connection.close()
+try:
+    with transaction.atomic():
+        with connection.cursor() as c:
+            c.execute("select count(*) from t")
+        other = threading.Thread(target=writer)
+        other.start()
+        time.sleep(0.2)
+        with connection.cursor() as c:
+            c.execute("insert into t values (2)")
+except Exception as error:
+    failures.append(repr(error))
+other.join()
+with connection.cursor() as c:
+    c.execute("select count(*) from t")
+    print(c.fetchone()[0], failures)
+"""
+
+
+def test_concurrent_sqlite_writers_wait_for_each_other_instead_of_failing_locked(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env |= {"DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    result = subprocess.run([sys.executable, "-c", _SQLITE_WRITERS], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "2 []", result.stdout

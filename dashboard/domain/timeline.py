@@ -320,7 +320,7 @@ def _kube_events(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
             KUBE_EVENT,
             pod_hash,
             f"{event.get('name')}#{event.get('count')}",
-            f"{reason}: {message}" if message else reason,
+            f"{reason}: {message}" if reason and message else message or reason,  # Flagger's have no reason
             type=_str(event.get("type")) or "Normal",
             reason=reason,
             occurredAt=event.get("at"),

@@ -83,6 +83,8 @@ def parse_line(line: str, *, where: str = "line") -> RecordedEvent:
         data = json.loads(line)
     except ValueError as error:
         raise RecordingError(f"{where}: not JSON ({error})") from None
+    except RecursionError:  # a line nested beyond the parser: a damaged file, never a traceback
+        raise RecordingError(f"{where}: nested too deeply to read") from None
     if not isinstance(data, dict):
         raise RecordingError(f"{where}: expected a JSON object, got {type(data).__name__}")
     event_type, cluster, obj, at = data.get("type"), data.get("cluster"), data.get("object"), data.get("at")

@@ -61,10 +61,17 @@ def check_database() -> Check:
 def check_redis(url: str) -> Check:
     import redis
 
+    from dashboard.live import outage
+
+    # The probe's answer is also this process's view of the live bus: without it, an outage noted by a
+    # page (the "live updates are down since …" banner) would only end when a browser polled live-status,
+    # and the next outage would report the first one's start.
     try:
         redis.Redis.from_url(url, socket_timeout=TIMEOUT[1], socket_connect_timeout=TIMEOUT[0]).ping()
     except Exception as error:
+        outage.failed(error)
         return Check("redis", False, f"error: {type(error).__name__}: {_first_line(error)}")
+    outage.recovered()
     return Check("redis", True)
 
 

@@ -307,7 +307,10 @@ def parse_threshold(condition: object) -> dict[str, Any] | None:
 
 
 def measurement_value(raw: object) -> float | None:
-    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None."""
+    """A measurement's value as a number: ``"0.99"``, ``"[0.99]"``, ``"[0.99, 1]"`` (first); else None.
+
+    ``"[NaN]"`` (Prometheus with no traffic) and infinities are None too: JSON has no such number, and the
+    page and its websocket updates are JSON (the raw text still shows what was measured)."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
@@ -322,7 +325,6 @@ def measurement_value(raw: object) -> float | None:
         value = value[0]
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
-    # "[NaN]" (a 0/0 query) parses to nan, which is not JSON: the page would fail to read its document.
     return float(value) if math.isfinite(value) else None
 
 
@@ -346,8 +348,11 @@ def analysis_charts(view: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "id": f"{run.get('name')}/{metric.get('name')}",
                         "run": run.get("name", ""),
                         "revision": rev.get("revision"),
-                        "status": run.get("status", ""),
-                        "icon": _analysis_icon(run.get("status")),
+                        # The chart is about one metric: its own result, not its run's (a run fails when
+                        # any metric fails, and a passing metric drawn "Failed" contradicts the panel).
+                        "status": metric.get("phase") or run.get("status", ""),
+                        "icon": _analysis_icon(metric.get("phase") or run.get("status")),
+                        "runStatus": run.get("status", ""),
                         "metric": metric.get("name", ""),
                         "phase": metric.get("phase", ""),
                         "success": parse_threshold(metric.get("successCondition")),

@@ -193,8 +193,9 @@
     document.getElementById("fleet-shown").textContent = "Showing " + shown.length + " of " + list.length;
     var clusters = {}, namespaces = {};
     list.forEach(function (r) { clusters[r.cluster] = 1; namespaces[r.namespace] = 1; });
-    document.getElementById("fleet-summary").textContent = list.length + " rollouts · " + Object.keys(clusters).length +
-      " clusters · " + Object.keys(namespaces).length + " namespaces";
+    function count(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+    document.getElementById("fleet-summary").textContent = count(list.length, "rollout") + " · " +
+      count(Object.keys(clusters).length, "cluster") + " · " + count(Object.keys(namespaces).length, "namespace");
   }
 
   // Row heights come from the stylesheet (cells never wrap); take them from the first drawn rows so the

@@ -17,7 +17,16 @@ from typing import Any
 import pytest
 
 from tests.browser.pages import check_canary_page, check_rollout_page
-from tests.browser.world import SCENARIO_KEYS, World, assert_clean, axe_violations, page_path, shot, world
+from tests.browser.world import (
+    CLUSTER,
+    SCENARIO_KEYS,
+    World,
+    assert_clean,
+    axe_violations,
+    page_path,
+    shot,
+    world,
+)
 
 # django_db: so pytest-django creates the test database (the module fixture writes the users once).
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db]
@@ -171,3 +180,14 @@ def test_the_release_page_names_the_rerender_race_and_its_legend_shows_the_hash_
         shot(page, "scenario-release-rerender")
     finally:
         page.context.close()
+
+
+def test_the_suites_scenario_table_names_what_each_scenario_creates() -> None:
+    from dashboard.demo import demo_legend
+    from kubesim.scenarios import builtin_names
+
+    for entry in demo_legend(builtin_names()):
+        if entry["scenario"] == "fleet":
+            continue
+        labels = {obj["label"] for obj in entry["objects"]}
+        assert SCENARIO_KEYS[entry["scenario"]].removeprefix(f"{CLUSTER}/") in labels, entry

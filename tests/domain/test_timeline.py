@@ -234,3 +234,12 @@ def test_a_timed_pause_running_out_is_not_a_promotion() -> None:
     held = view(currentPodHash="bbb", stableRS="aaa", status="Paused", currentStepIndex=2, steps=steps)
     moved = view(currentPodHash="bbb", stableRS="aaa", status="Progressing", currentStepIndex=3, steps=steps)
     assert "release.promoted" in kinds(timeline_events(held, moved, at=AT))
+
+
+def test_an_event_without_a_reason_is_titled_by_its_message_alone() -> None:
+    # The Flagger canary view's events carry a message and no reason; the timeline said ": Halt …".
+    halt = {"name": "e1", "count": 1, "type": "Warning", "message": "Halt backend.test advancement"}
+    synced = {"name": "e2", "count": 1, "reason": "Synced", "message": "Advance backend.test weight 30"}
+    events = timeline_events(view(), view(events=[halt, synced]), at=AT)
+    titles = [e["title"] for e in events if e["kind"] == "kube.event"]
+    assert titles == ["Halt backend.test advancement", "Synced: Advance backend.test weight 30"]

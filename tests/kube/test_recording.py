@@ -57,6 +57,13 @@ def test_a_bad_line_is_reported_with_its_line_number(tmp_path: Path, line: str, 
         list(read_recording(path))
 
 
+def test_a_line_nested_beyond_the_parser_is_reported_with_its_line_number(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(RecordingError, match=r"deep\.jsonl:1: nested too deeply to read"):
+        list(read_recording(path))
+
+
 def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(RecordingError, match="cannot be read"):
         list(read_recording(tmp_path / "missing.jsonl"))

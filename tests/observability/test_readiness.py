@@ -83,6 +83,18 @@ def test_redis_down_is_named(admin_client: Any, settings: Any) -> None:
 
 
 @pytest.mark.django_db
+def test_a_readiness_probe_that_reaches_redis_ends_the_outage_pages_report(client: Any) -> None:
+    from dashboard.live import outage
+
+    outage.failed("an earlier outage")  # noted by a page; no browser polled live-status since
+    try:
+        assert client.get("/readyz?skip=clusters").status_code == 200
+        assert outage.state()["ok"], "the next outage would say it began at the earlier one's start"
+    finally:
+        outage.recovered()
+
+
+@pytest.mark.django_db
 def test_anonymous_callers_get_the_status_but_no_names(client: Any, tmp_path: Path, settings: Any) -> None:
     from dashboard.kube.actions import forget_clients
 

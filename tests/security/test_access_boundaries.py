@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -78,11 +79,22 @@ def test_a_viewer_gets_403_on_every_action_and_each_is_audited(live_bus: Any) ->
     assert sorted(denied.values_list("action", flat=True)) == sorted(ACTIONS)
 
 
-def test_a_viewer_sees_no_action_buttons(live_bus: Any) -> None:
-    html = _client(make_user("victor", "viewer")).get(f"/rollouts/{SHOP}/").content.decode()
-    assert "data-action=" not in html
-    html = _client(make_user("olivia", "operator")).get(f"/rollouts/{SHOP}/").content.decode()
-    assert 'data-action="promote"' in html and 'data-action="unwedge"' not in html
+def _page_permissions(client: Client) -> dict[str, Any]:
+    html = client.get(f"/rollouts/{SHOP}/").content.decode()
+    script = re.search(r'<script id="action-permissions" type="application/json">(.*?)</script>', html, re.S)
+    assert script, "the rollout page carries the user's action permissions"
+    return dict(json.loads(script.group(1)))
+
+
+def test_a_viewer_may_run_no_action_and_is_told_why(live_bus: Any) -> None:
+    viewer = _page_permissions(_client(make_user("victor", "viewer")))
+    assert viewer["allowed"] == []
+    assert viewer["permissions"] and all(not p["allowed"] for p in viewer["permissions"].values())
+    assert "viewer" in viewer["permissions"]["promote"]["deniedReason"]
+    operator = _page_permissions(_client(make_user("olivia", "operator")))
+    assert "promote" in operator["allowed"] and "unwedge" not in operator["allowed"]
+    assert operator["permissions"]["promote"]["allowed"] and not operator["permissions"]["unwedge"]["allowed"]
+    assert operator["permissions"]["unwedge"]["deniedReason"]
 
 
 def test_a_scoped_user_never_receives_another_namespaces_rollout(live_bus: Any) -> None:

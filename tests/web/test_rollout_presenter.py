@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -58,11 +59,38 @@ def test_thresholds_and_values_are_parsed_from_analysis() -> None:
     assert measurement_value(True) is None
 
 
+def test_a_nan_or_infinite_measurement_has_no_value_so_the_page_stays_valid_json() -> None:
+    # Prometheus answers NaN when there is no traffic (the prometheus-no-traffic demo scenario); JSON.parse
+    # in the browser refuses NaN, which broke the whole rollout page.
+    assert measurement_value("[NaN]") is None
+    assert measurement_value("NaN") is None
+    assert measurement_value("[Infinity]") is None
+    assert measurement_value(float("nan")) is None
+    assert measurement_value(float("-inf")) is None
+    view = samples.aborted_canary()
+    runs = [r for rev in view["revisions"] for r in rev.get("analysisRuns") or []]
+    runs[0]["metrics"][0]["measurements"][0]["value"] = "[NaN]"
+    page = present_rollout(view, NOW)
+    point = page["analysis"][0]["points"][0]
+    assert point["value"] is None and point["raw"] == "[NaN]"
+    json.dumps(page, allow_nan=False)  # what the browser can parse
+
+
 def test_every_measurement_is_plotted_against_its_threshold() -> None:
     charts = present_rollout(samples.aborted_canary(), NOW)["analysis"]
     assert len(charts) == 1
     assert [p["value"] for p in charts[0]["points"]] == [0.01, 0.09, 0.12, 0.2]
     assert charts[0]["success"]["value"] == 0.05
+
+
+def test_a_metric_that_passed_in_a_failed_run_is_charted_as_passed() -> None:
+    view = samples.aborted_canary()
+    run = next(r for rev in view["revisions"] for r in rev.get("analysisRuns") or [])
+    passed = {**run["metrics"][0], "name": "p95-latency", "phase": "Successful"}
+    run["metrics"].append(passed)
+    charts = {c["metric"]: c for c in present_rollout(view, NOW)["analysis"]}
+    assert charts["p95-latency"]["status"] == "Successful" and charts["p95-latency"]["icon"] == "healthy"
+    assert charts["p95-latency"]["runStatus"] == run["status"] != "Successful"
 
 
 def test_findings_put_the_critical_one_first_and_suggest_its_action() -> None:

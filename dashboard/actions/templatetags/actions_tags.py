@@ -1,11 +1,10 @@
-"""``{% rollout_actions key as permitted %}``: the actions the signed-in user may run on a rollout.
+"""``{% rollout_actions key as permitted %}``: what the signed-in user may run on a rollout.
 
-The action bar renders only these, so a user without a permission never sees its button (not even a
-disabled one). ``plain`` and ``destructive`` split them for the bar, where destructive actions (the ones
-that ask for confirmation) stand apart; ``allowed``, ``confirm`` and ``key`` are what the page's script
-reads (``action-permissions``).
+The action bar (``static/js/actions.js``) draws every action from the page document and shows the ones
+this user may not run disabled, with ``permissions[action].deniedReason`` as the reason; ``allowed``,
+``confirm`` and ``key`` are what the page's script reads (``action-permissions``). The service checks the
+permission again on every POST: this is only what the page shows.
 """
-
 from __future__ import annotations
 
 from typing import Any

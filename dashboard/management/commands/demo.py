@@ -20,6 +20,7 @@ from dashboard.demo import (
     demo_prometheus,
     fail_the_cluster,
     plan_scenarios,
+    quiet_request_logs,
     role_logins,
     serve,
     stop_on_sigterm,
@@ -112,9 +113,11 @@ class Command(BaseCommand):
 
             # Loaded here, outside the event loop: the ASGI module may check the database at import.
             importlib.import_module("rollouts_ui.asgi")
+            quiet_request_logs(settings.LOG_LEVEL)  # after the import: django.setup() reconfigures logging
             try:
                 asyncio.run(serve(demo, str(sim.kubeconfig), announce))
             except KeyboardInterrupt:
-                self.stdout.write("Stopped.")
+                pass  # Ctrl-C; when SIGINT was ignored (started in the background) uvicorn still stops
             except DemoError as error:
                 raise CommandError(str(error)) from None
+        self.stdout.write("Stopped.")

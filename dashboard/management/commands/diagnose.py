@@ -110,8 +110,8 @@ def render_text(result: Diagnosis) -> str:
         for item in items:
             lines += _finding_lines(item)
         lines.append("")
-    if not result.rollouts and not result.findings:
-        lines.append("No Rollouts found.")
+    if not result.rollouts and not result.findings and not result.errors:
+        lines.append("No Rollouts found.")  # with errors, they say why (on stderr), in one line each
     if result.events:
         lines.append("Timeline:")
         for event in result.events:
