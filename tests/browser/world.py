@@ -51,6 +51,9 @@ SCENARIO_KEYS = {
     "istio-weight-fight": "sim/bookinfo/reviews",
     "nginx-canary": "sim/edge/storefront",
     "gateway-api-canary": "sim/gateway-demo/payments",
+    "smi-canary": "sim/mesh-smi/ledger",
+    "traffic-ahead-of-capacity": "sim/capacity/quotes",
+    "hpa-workload-ref-conflict": "sim/autoscale-ref/api",
     "hpa-sync-conflict": "sim/autoscale-sync/cart",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
 }
