@@ -209,9 +209,8 @@ class KubesimProcess:
     def healthy(self) -> bool:
         if not self.kubeconfig.exists():
             return False
-        request = urllib.request.Request(
-            f"{self.url}/kubesim/healthz", headers={"Authorization": f"Bearer {self.token}"}
-        )
+        request = urllib.request.Request(f"{self.url}/kubesim/healthz",
+                                         headers={"Authorization": f"Bearer {self.token}"})
         try:
             with urllib.request.urlopen(request, timeout=1, context=self.ssl_context()) as response:
                 return bool(response.status == 200)

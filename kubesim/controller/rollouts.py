@@ -624,6 +624,7 @@ class RolloutController:
             self._scale(new_rs, replicas, replicas)
             stable_rs = new_rs
         index = int(status.get("currentStepIndex") or 0)
+        index_at_start = index  # the traffic routers act on the step this reconcile started at
         if steps and status.get("currentStepIndex") is None:
             status["currentStepIndex"] = 0
         promoted = status.get("stableRS") == new_hash
@@ -734,6 +735,10 @@ class RolloutController:
             canary_status["weights"] = {
                 k: {kk: vv for kk, vv in v.items() if vv != ""} for k, v in weights.items()
             }
+            if promoted or sync.aborted or status.get("promoteFull") or new_available == 0:
+                self.routers.remove_managed_routes(sync.ro)
+            elif index_at_start < len(steps) and revision_of(sync.ro) > 1:
+                self.routers.set_managed_route(sync.ro, steps[index_at_start])
             self.routers.set_weight(
                 sync.ro, weights["canary"]["weight"], new_hash, str(status.get("stableRS", new_hash))
             )

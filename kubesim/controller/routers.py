@@ -6,9 +6,12 @@ fields it changes and how it writes them (a full update by the rollouts controll
 controller wants now; a router writes only when the object differs from what it wants, so another writer's
 change (Argo CD self-heal restoring the repository's weights) is undone on the next reconcile.
 
-Non-goals: Istio TLS/TCP routes, header and mirror routes (setHeaderRoute/setMirrorRoute), experiment
-destinations, VerifyWeight, extensions/v1beta1 Ingresses. A missing VirtualService is a Warning event (as
-upstream records it); a missing stable Ingress fails the reconcile (`RouterError`), as upstream's does.
+Istio also gets the managed routes of setHeaderRoute and setMirrorRoute steps (ordered first, as
+`managedRoutes` lists them) and loses them once the rollout is promoted or aborted (RemoveManagedRoutes).
+
+Non-goals: Istio TLS/TCP routes, header and mirror routes for the other routers, experiment destinations,
+VerifyWeight, extensions/v1beta1 Ingresses. A missing VirtualService is a Warning event (as upstream
+records it); a missing stable Ingress fails the reconcile (`RouterError`), as upstream's does.
 """
 
 from __future__ import annotations
@@ -243,6 +246,113 @@ class TrafficRouters:
         )
         self.store.patch(INGRESSES, ns, name, patch, manager=ROLLOUTS_MANAGER)
 
+    def set_managed_route(self, ro: Obj, step: Obj) -> None:
+        """A setHeaderRoute or setMirrorRoute step (SetHeaderRoute / SetMirrorRoute); Istio only."""
+        istio = ((ro["spec"]["strategy"].get("canary") or {}).get("trafficRouting") or {}).get("istio")
+        if not istio:
+            return
+        header, mirror = step.get("setHeaderRoute"), step.get("setMirrorRoute")
+        route = header if header is not None else mirror
+        if route is None:
+            return
+        name = str(route.get("name", ""))
+        kind = "headerRoute" if header is not None else "mirrorRoute"
+        self._edit_virtual_services(
+            ro,
+            istio,
+            lambda vs_ref, routes: self._managed_route(ro, istio, vs_ref, routes, route, mirror is not None),
+            f"set {kind} '{name}'",
+        )
+
+    def remove_managed_routes(self, ro: Obj) -> None:
+        """RemoveManagedRoutes: every step's header and mirror route leaves the VirtualServices."""
+        canary: Obj = ro["spec"]["strategy"].get("canary") or {}
+        istio = (canary.get("trafficRouting") or {}).get("istio")
+        names = {
+            str((step.get("setHeaderRoute") or step.get("setMirrorRoute") or {}).get("name"))
+            for step in canary.get("steps") or []
+            if step.get("setHeaderRoute") is not None or step.get("setMirrorRoute") is not None
+        }
+        if not istio or not names:
+            return
+        self._edit_virtual_services(
+            ro, istio, lambda _, routes: [r for r in routes if r.get("name") not in names], ""
+        )
+
+    def _edit_virtual_services(self, ro: Obj, istio: Obj, edit: Any, message: str) -> None:
+        managed = [str(r.get("name")) for r in routing_of(ro).get("managedRoutes") or []]
+        for vs_ref in _virtual_services(istio):
+            namespace, name = _namespaced(str(vs_ref.get("name", "")), ro["metadata"]["namespace"])
+            try:
+                vs: Obj = self.store.get(VIRTUAL_SERVICES, namespace, name)
+            except NotFound:
+                continue
+            wanted = copy.deepcopy(vs)
+            routes = edit(vs_ref, list((wanted.get("spec") or {}).get("http") or []))
+            wanted.setdefault("spec", {})["http"] = _order_routes(routes, managed)
+            if wanted != vs:
+                self.store.replace(VIRTUAL_SERVICES, wanted, manager=ROLLOUTS_MANAGER)
+                if message:
+                    self.events.normal(ro, "Updated VirtualService", f"VirtualService `{name}` {message}")
+
+    def _managed_route(
+        self, ro: Obj, istio: Obj, vs_ref: Obj, routes: list[Obj], step: Obj, mirror: bool
+    ) -> list[Obj]:
+        """reconcileVirtualServiceHeaderRoutes / ...MirrorRoutes: replace the route named by the step."""
+        name = step.get("name")
+        routes = [r for r in routes if r.get("name") != name]
+        if step.get("match") is None:
+            return routes
+        dr = istio.get("destinationRule") or {}
+        host = str(ro["spec"]["strategy"]["canary"].get("canaryService", ""))
+        if dr:
+            found = self.store.try_get(DESTINATION_RULES, ro["metadata"]["namespace"], str(dr.get("name")))
+            host = str(((found or {}).get("spec") or {}).get("host") or host)
+        destination: Obj = {"host": host}
+        if dr.get("canarySubsetName"):
+            destination["subset"] = dr["canarySubsetName"]
+        weighted = _http_route_indexes(list(vs_ref.get("routes") or []), routes) or []
+        weighted_route = copy.deepcopy(routes[weighted[0]].get("route") or []) if weighted else []
+        port = next(
+            (
+                (d.get("destination") or {}).get("port")
+                for d in weighted_route
+                if (d.get("destination") or {}).get("port")
+            ),
+            None,
+        )
+        if port:
+            destination["port"] = {"number": port.get("number")}
+        if mirror:
+            match = [
+                {
+                    k: v
+                    for k, v in (
+                        ("method", m.get("method")),
+                        ("uri", m.get("path")),
+                        ("headers", m.get("headers")),
+                    )
+                    if v
+                }
+                for m in step["match"]
+            ]
+            route = {
+                "name": name,
+                "match": match,
+                "route": weighted_route,
+                "mirror": destination,
+                "mirrorPercentage": {"value": float(step.get("percentage", 100))},
+            }
+            return [route, *routes]
+        match = [
+            {"headers": {m.get("headerName"): {k: v for k, v in (m.get("headerValue") or {}).items() if v}}}
+            for m in step["match"]
+        ]
+        return [
+            *routes,
+            {"name": name, "match": match, "route": [{"destination": destination, "weight": 100}]},
+        ]
+
     # ---- Istio ------------------------------------------------------------------------------------------
 
     def _istio(
@@ -258,7 +368,10 @@ class TrafficRouters:
                 continue
             wanted = copy.deepcopy(vs)
             routes = (wanted.get("spec") or {}).get("http") or []
-            indexes = _http_route_indexes(list(vs_ref.get("routes") or []), routes)
+            # Mirror routes listed in managedRoutes carry the weights too (generateVirtualServicePatches).
+            managed_names = {str(r.get("name")) for r in routing_of(ro).get("managedRoutes") or []}
+            mirrors = [str(r["name"]) for r in routes if r.get("mirror") and r.get("name") in managed_names]
+            indexes = _http_route_indexes(list(vs_ref.get("routes") or []) + mirrors, routes)
             if indexes is None:
                 self.events.warning(
                     ro, "VirtualServiceRouteNotFound", f"HTTP Route not found in VirtualService `{name}`"
@@ -274,6 +387,10 @@ class TrafficRouters:
                     dr.get("canarySubsetName", ""),
                     dr.get("stableSubsetName", ""),
                 )
+            managed = [str(r.get("name")) for r in (routing_of(ro).get("managedRoutes") or [])]
+            ordered = _order_routes(routes, managed)
+            changed |= ordered != routes
+            wanted.setdefault("spec", {})["http"] = ordered
             if changed:
                 self.store.replace(VIRTUAL_SERVICES, wanted, manager=ROLLOUTS_MANAGER)
                 self.events.normal(
@@ -385,6 +502,21 @@ def _canary_ingress(ro: Obj, canary: Obj, routing: Obj, stable: Obj, name: str, 
         },
         "spec": spec,
     }
+
+
+def routing_of(ro: Obj) -> Obj:
+    routing: Obj = (((ro.get("spec") or {}).get("strategy") or {}).get("canary") or {}).get(
+        "trafficRouting"
+    ) or {}
+    return routing
+
+
+def _order_routes(routes: list[Obj], managed: list[str]) -> list[Obj]:
+    """orderRoutes: the managed routes first, in `managedRoutes` order, then the others as they were."""
+    if not managed:
+        return routes
+    first = [r for name in managed for r in routes if r.get("name") == name]
+    return first + [r for r in routes if r.get("name") not in managed]
 
 
 def _http_route_indexes(names: list[str], routes: list[Obj]) -> list[int] | None:

@@ -323,6 +323,112 @@ AUTOSCALING_SCENARIOS: list[Obj] = [
 
 ROUTER_SCENARIOS: list[Obj] = [
     {
+        "name": "istio-header-route",
+        "description": "Subset-level Istio routing (DestinationRule canary/stable subsets labelled with "
+        "the pod template hashes) with managed routes: after setWeight 10 the controller adds a "
+        "header route (X-Canary: true, all to the canary) and a mirror route (25 % of GETs "
+        "mirrored to the canary), ordered first as managedRoutes lists them. Ends Paused at "
+        "step 3/4 (indefinite pause) with the VirtualService routes mirror-gets, canary-header "
+        "and primary (90/10).",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "ratings",
+                "namespace": "mesh-istio",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "trafficRouting": {
+                            "managedRoutes": [{"name": "mirror-gets"}, {"name": "canary-header"}],
+                            "istio": {
+                                "virtualService": {"name": "ratings", "routes": ["primary"]},
+                                "destinationRule": {
+                                    "name": "ratings",
+                                    "canarySubsetName": "canary",
+                                    "stableSubsetName": "stable",
+                                },
+                            },
+                        },
+                        "steps": [
+                            {"setWeight": 10},
+                            {
+                                "setHeaderRoute": {
+                                    "name": "canary-header",
+                                    "match": [{"headerName": "X-Canary", "headerValue": {"exact": "true"}}],
+                                }
+                            },
+                            {
+                                "setMirrorRoute": {
+                                    "name": "mirror-gets",
+                                    "percentage": 25,
+                                    "match": [{"method": {"exact": "GET"}}],
+                                }
+                            },
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "ratings", "namespace": "mesh-istio", "labels": {"app": "ratings"}},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {"app": "ratings"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                },
+            },
+            {
+                "apiVersion": "networking.istio.io/v1beta1",
+                "kind": "DestinationRule",
+                "metadata": {"name": "ratings", "namespace": "mesh-istio"},
+                "spec": {
+                    "host": "ratings",
+                    "subsets": [
+                        {"name": "canary", "labels": {"app": "ratings"}},
+                        {"name": "stable", "labels": {"app": "ratings"}},
+                    ],
+                },
+            },
+            {
+                "apiVersion": "networking.istio.io/v1beta1",
+                "kind": "VirtualService",
+                "metadata": {"name": "ratings", "namespace": "mesh-istio"},
+                "spec": {
+                    "hosts": ["ratings"],
+                    "http": [
+                        {
+                            "name": "primary",
+                            "route": [
+                                {
+                                    "destination": {
+                                        "host": "ratings",
+                                        "subset": "stable",
+                                        "port": {"number": 80},
+                                    },
+                                    "weight": 100,
+                                },
+                                {
+                                    "destination": {
+                                        "host": "ratings",
+                                        "subset": "canary",
+                                        "port": {"number": 80},
+                                    },
+                                    "weight": 0,
+                                },
+                            ],
+                        }
+                    ],
+                },
+            },
+        ],
+        "events": [{"at": 5, "set_image": {"rollout": "ratings", "image": "argoproj/rollouts-demo:green"}}],
+    },
+    {
         "name": "traffic-ahead-of-capacity",
         "description": "A routed canary pinned to one pod by setCanaryScale (replicas: 1) then given "
         "setWeight 60: the NGINX canary Ingress sends 60 % of the traffic to 1 canary pod while "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesim.controller import actions
 from kubesim.scenarios import ScenarioError, list_scenarios, load_scenario, load_scenarios
 from tests.kubesim._simhelp import condition, replica_sets, rollout, runs, start
 
@@ -31,6 +32,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "istio-header-route",
         "traffic-ahead-of-capacity",
         "smi-canary",
         "gateway-api-canary",
@@ -351,6 +353,33 @@ def test_an_hpa_and_argo_cd_self_heal_take_turns_writing_the_rollout_replicas() 
     assert rescale[0]["count"] >= 6 and rescale[0]["source"]["component"] == "horizontal-pod-autoscaler"
 
 
+def test_istio_header_route_adds_ordered_managed_routes_then_removes_them_on_promotion() -> None:
+    sim, store, _ = start("istio-header-route")
+    sim.advance(60)
+    st = rollout(store, "mesh-istio", "ratings")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 3)
+    vs = store.get("networking.istio.io/virtualservices", "mesh-istio", "ratings")
+    mirror, header, primary = vs["spec"]["http"]
+    assert [r["name"] for r in (mirror, header, primary)] == ["mirror-gets", "canary-header", "primary"]
+    assert header["match"] == [{"headers": {"X-Canary": {"exact": "true"}}}]
+    assert header["route"] == [
+        {"destination": {"host": "ratings", "subset": "canary", "port": {"number": 80}}, "weight": 100}
+    ]
+    assert mirror["mirror"] == {"host": "ratings", "subset": "canary", "port": {"number": 80}}
+    assert mirror["mirrorPercentage"] == {"value": 25.0} and mirror["match"] == [{"method": {"exact": "GET"}}]
+    assert [d["weight"] for d in mirror["route"]] == [d["weight"] for d in primary["route"]] == [90, 10]
+    subsets = store.get("networking.istio.io/destinationrules", "mesh-istio", "ratings")["spec"]["subsets"]
+    hashes = {s["name"]: s["labels"]["rollouts-pod-template-hash"] for s in subsets}
+    assert hashes == {"canary": st["currentPodHash"], "stable": st["stableRS"]}
+    actions.promote(store, "mesh-istio", "ratings", full=True)
+    sim.advance(60)
+    st = rollout(store, "mesh-istio", "ratings")["status"]
+    assert st["phase"] == "Healthy"
+    vs = store.get("networking.istio.io/virtualservices", "mesh-istio", "ratings")
+    assert [r["name"] for r in vs["spec"]["http"]] == ["primary"]
+    assert [d["weight"] for d in vs["spec"]["http"][0]["route"]] == [100, 0]
+
+
 def test_blue_green_pauses_with_preview_then_promotes_to_healthy() -> None:
     sim, store, _ = start("blue-green")
     sim.advance(100)
@@ -468,6 +497,27 @@ def test_a_scenario_file_in_the_documented_format_loads(tmp_path: Path) -> None:
         ),
         ("name: x\ndescription: d\nmetrics: {m: [a]}\n", "metrics.m.values: expected a list of numbers"),
         ("name: x\ndescription: d\nbogus: 1\n", "unknown key(s) bogus"),
+        (
+            "name: x\ndescription: d\nobjects: [{apiVersion: v9, kind: Gizmo, metadata: {name: g}}]\n",
+            "objects[0]: kubesim does not serve Gizmo in v9",
+        ),
+        (
+            "name: x\ndescription: d\nobjects: [{apiVersion: v1, kind: Service, metadata: {}}]\n",
+            "objects[0].metadata: expected a mapping with a name",
+        ),
+        (
+            "name: x\ndescription: d\n"
+            "writers: [{object: {kind: VirtualService, name: vs}, every: 5, spec: {}}]\n",
+            "writers[0].object: no VirtualService 'vs' among this scenario's objects",
+        ),
+        (
+            "name: x\ndescription: d\nwriters: [{every: 5, spec: {}}]\n",
+            "writers[0]: give exactly one of rollout or object",
+        ),
+        (
+            "name: x\ndescription: d\nload: [{hpa: web, at: 0, pods: 2}]\n",
+            "load[0].hpa: no HorizontalPodAutoscaler 'web' among this scenario's objects",
+        ),
         ("name: [\n", "not valid YAML (line"),
     ],
 )
@@ -525,6 +575,17 @@ def test_two_scenarios_that_would_collide_are_refused_naming_both(
     path.write_text("name: mine\ndescription: d\n" + second)
     with pytest.raises(ScenarioError, match=f"scenarios healthy-canary and mine both define {message}"):
         load_scenarios(["healthy-canary", str(path)])
+
+
+def test_two_scenarios_creating_the_same_object_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "name: mine\ndescription: d\nobjects: [{apiVersion: networking.istio.io/v1beta1, "
+        "kind: VirtualService, metadata: {name: reviews, namespace: bookinfo}, spec: {hosts: [reviews]}}]\n"
+    )
+    both = "scenarios istio-weight-fight and mine both define VirtualService bookinfo/reviews"
+    with pytest.raises(ScenarioError, match=both):
+        load_scenarios(["istio-weight-fight", str(path)])
 
 
 def test_a_scenario_listed_twice_is_refused() -> None:
