@@ -71,6 +71,9 @@ WHAT_YOU_SEE = {
         "Argo CD self-heal resets the VirtualService's weights; the users node shows the router and its "
         "writer, weight-fight names both"
     ),
+    "istio-header-route": (
+        "subset routing with a header route and a mirror route; the users node names both and the 90 / 10"
+    ),
     "nginx-canary": (
         "the canary Ingress's canary-weight 25 → 50 and its X-Canary header route on the users node"
     ),

@@ -49,6 +49,7 @@ SCENARIO_KEYS = {
     "flagger-failed": "sim/test/frontend",
     "flagger-waiting-approval": "sim/test/backend",
     "istio-weight-fight": "sim/bookinfo/reviews",
+    "istio-header-route": "sim/mesh-istio/ratings",
     "nginx-canary": "sim/edge/storefront",
     "gateway-api-canary": "sim/gateway-demo/payments",
     "smi-canary": "sim/mesh-smi/ledger",

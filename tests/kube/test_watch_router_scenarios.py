@@ -107,3 +107,16 @@ async def test_traffic_ahead_of_capacity_reads_the_weight_from_the_canary_ingres
     assert finding["evidence"]["weight"] == 60
     assert finding["evidence"]["weightSource"] == "Ingress quotes-quotes-canary"
     assert view["router"]["canaryWeight"] == 60
+
+
+async def test_istio_header_route_shows_subset_weights_and_the_managed_routes_by_name() -> None:
+    view = await _watch_until(
+        "istio-header-route",
+        "sim/mesh-istio/ratings",
+        lambda v: bool((v.get("router") or {}).get("mirrorRoutes")) and v.get("status") == "Paused",
+    )
+    router = view["router"]
+    assert (router["kind"], router["name"]) == ("VirtualService", "ratings")
+    assert (router["canaryWeight"], router["stableWeight"]) == (10, 90)
+    assert router["headerRoutes"] == ["canary-header"] and router["mirrorRoutes"] == ["mirror-gets"]
+    assert not {"router-weight-drift", "weight-fight"} & _codes(view)
