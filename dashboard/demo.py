@@ -67,6 +67,27 @@ WHAT_YOU_SEE = {
     "flagger-canary": "a Flagger canary that succeeds",
     "flagger-failed": "a Flagger canary that fails its checks and rolls back",
     "flagger-waiting-approval": "waits at its max weight for promotion from the dashboard",
+    "istio-weight-fight": (
+        "Argo CD self-heal resets the VirtualService's weights; the users node shows the router and its "
+        "writer, weight-fight names both"
+    ),
+    "istio-header-route": (
+        "subset routing with a header route and a mirror route; the users node names both and the 90 / 10"
+    ),
+    "nginx-canary": (
+        "the canary Ingress's canary-weight 25 → 50 and its X-Canary header route on the users node"
+    ),
+    "gateway-api-canary": (
+        "the Gateway API plugin moves the HTTPRoute's backendRefs weights; the users node names the HTTPRoute"
+    ),
+    "smi-canary": "the TrafficSplit's backends 10 → 40, then back to 0 / 100 after the failed analysis",
+    "traffic-ahead-of-capacity": "60 % of traffic on one canary pod, read from the canary Ingress",
+    "hpa-workload-ref-conflict": (
+        "the HPA targets the workloadRef Deployment, not the Rollout: autoscaler-targets-workload-ref"
+    ),
+    "hpa-sync-conflict": (
+        "the HPA and Argo CD self-heal trade spec.replicas: autoscaler-sync-conflict, and the HPA card"
+    ),
 }
 DEMO_GATE_LABEL = "demo (make demo)"
 # Months: the simulated cluster stays failed until the demo stops.

@@ -18,9 +18,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dashboard.domain.autoscalers import HPA, hpa_target, rollout_targets
 from dashboard.domain.findings import Finding, Thresholds, detect_findings, finding_changes
 from dashboard.domain.objects import dig, dig_str, maps, owner_uids, parse_time
 from dashboard.domain.observations import Observations, RolloutObjects, observe
+from dashboard.domain.routers import ROUTER_KINDS, router_refs
 from dashboard.kube.loading import OBJECT_SUFFIXES, load_paths
 from dashboard.kube.recording import RecordedEvent, RecordingError, read_recording
 
@@ -145,6 +147,7 @@ class ObjectIndex:
         self.children: dict[str, set[str]] = defaultdict(set)
         self.rollouts: dict[str, Mapping[str, Any]] = {}
         self.applications: dict[str, Mapping[str, Any]] = {}
+        self.routers: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) → UID
 
     @staticmethod
     def uid(obj: Mapping[str, Any]) -> str:
@@ -164,6 +167,8 @@ class ObjectIndex:
             self.rollouts[uid] = obj
         elif obj.get("kind") == "Application":
             self.applications[uid] = obj
+        elif obj.get("kind") in ROUTER_KINDS:
+            self.routers[_ref(obj)] = uid
 
     def remove(self, uid: str) -> None:
         old = self.by_uid.pop(uid, None)
@@ -173,11 +178,19 @@ class ObjectIndex:
             self.children[owner].discard(uid)
         self.rollouts.pop(uid, None)
         self.applications.pop(uid, None)
+        if old.get("kind") in ROUTER_KINDS and self.routers.get(_ref(old)) == uid:
+            del self.routers[_ref(old)]
 
     def rollouts_of(self, obj: Mapping[str, Any]) -> set[str]:
         """The rollouts an object belongs to (following owners up), or that an Application manages."""
         if obj.get("kind") == "Rollout":
             return {self.uid(obj)}
+        if obj.get("kind") in ROUTER_KINDS:
+            ref = _ref(obj)
+            return {uid for uid, ro in self.rollouts.items() if ref in router_refs(ro)}
+        if obj.get("kind") == HPA:
+            target = hpa_target(obj)
+            return {uid for uid, ro in self.rollouts.items() if target in rollout_targets(ro)}
         if obj.get("kind") == "Application":
             targets = {
                 (dig_str(r, "namespace"), dig_str(r, "name"))
@@ -217,7 +230,19 @@ class ObjectIndex:
             analysisruns=[k for k in kids if k.get("kind") == "AnalysisRun"],
             pods=pods,
             applications=list(self.applications.values()),
+            routers=[
+                self.by_uid[self.routers[ref]] for ref in router_refs(rollout) if ref in self.routers
+            ],
+            autoscalers=[
+                o
+                for o in self.by_uid.values()
+                if o.get("kind") == HPA and hpa_target(o) in rollout_targets(rollout)
+            ],
         )
+
+
+def _ref(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(obj.get("kind")), dig_str(obj, "metadata", "namespace"), dig_str(obj, "metadata", "name")
 
 
 def diagnose_snapshot(
@@ -338,6 +363,10 @@ def replay_recording(
                 uid = index.uid(obj)
                 key = (event.cluster, uid)
                 history[key] = observe(history.get(key), None, index.objects_of(uid), event.at)
+            elif obj.get("kind") in ROUTER_KINDS:  # and every write of the routing objects they name
+                for uid in affected:
+                    key = (event.cluster, uid)
+                    history[key] = observe(history.get(key), None, index.objects_of(uid), event.at)
         pending.update((event.cluster, uid) for uid in affected)
         if pending and pending_since is None:
             pending_since = event.at

@@ -81,6 +81,56 @@ def test_a_recording_of_a_weight_fight_names_the_writers(tmp_path: Path) -> None
     assert finding["clearedAt"] is None
 
 
+def test_a_recording_of_the_istio_weight_fight_names_both_writers_and_the_virtual_service(
+    tmp_path: Path,
+) -> None:
+    recording = run("istio-weight-fight", 90).write_recording(tmp_path / "istio-fight.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "weight-fight"]
+    assert finding["rollout"] == "reviews"
+    assert set(finding["evidence"]["writers"]) == {"argocd-controller", "rollouts-controller"}
+    router = {"kind": "VirtualService", "namespace": "bookinfo", "name": "reviews"}
+    assert finding["evidence"]["router"] == router
+    assert "ignoreDifferences" in finding["explanation"] and finding["action"] is None
+
+
+@pytest.mark.parametrize(
+    ("scenario", "seconds"), [("nginx-canary", 120), ("gateway-api-canary", 300), ("smi-canary", 300)]
+)
+def test_a_router_that_follows_its_rollout_raises_no_router_finding(
+    tmp_path: Path, scenario: str, seconds: float
+) -> None:
+    recording = run(scenario, seconds).write_recording(tmp_path / f"{scenario}.jsonl")
+    codes = {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))}
+    assert not codes & {"router-weight-drift", "weight-fight"}
+
+
+def test_a_recording_of_traffic_ahead_of_capacity_reads_the_weight_from_the_canary_ingress(
+    tmp_path: Path,
+) -> None:
+    recording = run("traffic-ahead-of-capacity", 120).write_recording(tmp_path / "capacity.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "traffic-ahead-of-capacity"]
+    assert (finding["evidence"]["weight"], finding["evidence"]["available"]) == (60, 1)
+    assert finding["evidence"]["weightSource"] == "Ingress quotes-quotes-canary"
+
+
+def test_a_recording_of_hpa_workload_ref_conflict_names_the_hpa_on_the_deployment(tmp_path: Path) -> None:
+    recording = run("hpa-workload-ref-conflict", 120).write_recording(tmp_path / "hpa-ref.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "autoscaler-targets-workload-ref"]
+    assert finding["evidence"]["scaleTargetRef"]["kind"] == "Deployment"
+    assert finding["action"] is None and finding["actionParams"] is None
+
+
+def test_a_recording_of_hpa_sync_conflict_names_both_writers(tmp_path: Path) -> None:
+    recording = run("hpa-sync-conflict", 240).write_recording(tmp_path / "hpa-sync.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "autoscaler-sync-conflict"]
+    assert {"argocd-controller", "kube-controller-manager"} <= set(finding["evidence"]["writers"])
+    assert "RespectIgnoreDifferences=true" in finding["evidence"]["ownershipFix"]
+
+
 def test_a_healthy_recording_has_nothing_above_info(tmp_path: Path) -> None:
     recording = run("healthy-canary", 400).write_recording(tmp_path / "healthy.jsonl")
     assert json.loads(diagnose(str(recording), "--format", "json")) == []

@@ -20,6 +20,7 @@ from typing import Any
 from . import canary as canary_rules
 from .analysis import AnalysisRunView, analysis_run_views
 from .argocd_health import rollout_health
+from .autoscalers import HPA, autoscaler_for, autoscaler_view
 from .durations import age, trunc_div
 from .experiments import ExperimentView, experiment_views
 from .images import ImageView, merge_image
@@ -40,6 +41,7 @@ from .objects import (
 )
 from .phase import rollout_phase
 from .replicasets import REVISION_ANNOTATION, ReplicaSetView, container_list, replica_set_views
+from .routers import ROUTER_KINDS, read_router
 from .status_icons import rollout_icon
 
 WEIGHT_FROM_TRAFFIC_ROUTER = "traffic-router"
@@ -110,6 +112,10 @@ class RolloutView:
     updated_at: datetime
     findings: tuple[Mapping[str, Any], ...] = field(default=())
     events: tuple[Mapping[str, Any], ...] = field(default=())  # Kubernetes Events about it (kube_events)
+    # What the traffic router's own object says (dashboard.domain.routers), when the watcher has it.
+    router: Mapping[str, Any] | None = None
+    # The HPA that scales it (dashboard.domain.autoscalers), when the watcher has one.
+    autoscaler: Mapping[str, Any] | None = None
 
     @property
     def release_started_at(self) -> datetime | None:
@@ -201,6 +207,8 @@ class RolloutView:
             "conditions": [dict(c) for c in self.conditions],
             "findings": [dict(f) for f in self.findings],
             "events": [dict(e) for e in self.events],
+            "router": dict(self.router) if self.router is not None else None,
+            "autoscaler": dict(self.autoscaler) if self.autoscaler is not None else None,
             "updatedAt": rfc3339(self.updated_at),
         }
 
@@ -250,6 +258,8 @@ def build_rollout_view(
     jobs: Iterable[Mapping[str, Any]] = (),
     deployment: Mapping[str, Any] | None = None,
     events: Iterable[Mapping[str, Any]] = (),
+    routers: Iterable[Mapping[str, Any]] = (),
+    autoscalers: Iterable[Mapping[str, Any]] = (),
     now: datetime,
     cluster: str = "",
 ) -> RolloutView:
@@ -296,6 +306,8 @@ def build_rollout_view(
     created = parse_time(meta.get("creationTimestamp"))
     return RolloutView(
         events=event_rows(rollout, events),
+        router=_router(rollout, routers),
+        autoscaler=_autoscaler(rollout, autoscalers),
         cluster=cluster,
         namespace=as_str(meta.get("namespace")),
         name=as_str(meta.get("name")),
@@ -375,6 +387,8 @@ def rollout_views(
             rollouts.append(obj)
         elif isinstance(kind, str):
             by_kind[kind][_key(obj)].append(obj)
+    # A Rollout may name a routing object in another namespace (Istio's ``name.namespace``).
+    routing = [o for kind in ROUTER_KINDS for group in by_kind[kind].values() for o in group]
     views = []
     for rollout in rollouts:
         namespace = _key(rollout)
@@ -395,8 +409,20 @@ def rollout_views(
                 jobs=by_kind["Job"][namespace],
                 deployment=deployment,
                 events=by_kind["Event"][namespace],
+                routers=routing,
+                autoscalers=by_kind[HPA][namespace],
                 now=now,
                 cluster=cluster,
             )
         )
     return views
+
+
+def _router(rollout: Mapping[str, Any], routers: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    reading = read_router(rollout, list(routers))
+    return reading.to_dict() if reading is not None else None
+
+
+def _autoscaler(rollout: Mapping[str, Any], hpas: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    hpa = autoscaler_for(rollout, list(hpas))
+    return autoscaler_view(hpa, rollout) if hpa is not None else None

@@ -27,9 +27,9 @@ from datetime import datetime
 from typing import Any
 
 from dashboard.actions.availability import action_availability
-from dashboard.domain import build_rollout_view
+from dashboard.domain import autoscalers, build_rollout_view, routers
 from dashboard.domain.flagger import routing_object
-from dashboard.domain.objects import parse_time
+from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
 
 ROLLOUT = "Rollout"
@@ -44,9 +44,16 @@ ROLLOUT_EVENT = "RolloutEvent"  # the Events about Rollouts (their own watch: in
 DEPLOYMENT = "Deployment"
 HTTP_ROUTE = "HTTPRoute"
 FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
-KINDS = (ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS)
+# The routing objects a Rollout's trafficRouting names (HTTPRoute is shared with Flagger).
+ROUTER_KINDS = tuple(k for k in routers.ROUTER_KINDS if k != HTTP_ROUTE)
+HPA = autoscalers.HPA  # found by its scaleTargetRef (the Rollout, or its workloadRef's Deployment)
+KINDS = (
+    ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS,
+    *ROUTER_KINDS, HPA,
+)
 ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
-BY_NAME = (DEPLOYMENT, HTTP_ROUTE)  # read by a Canary's view, found by name
+# Read by a Canary's or a Rollout's view, found by the name the root gives them.
+BY_NAME = (DEPLOYMENT, HTTP_ROUTE, *ROUTER_KINDS)
 # Flagger writes an Event per analysis tick that says something; Kubernetes keeps them an hour. The view
 # needs the recent ones (the current halt, the failed checks), not all of them.
 EVENTS_PER_CANARY = 50
@@ -186,6 +193,23 @@ def project(kind: str, obj: Mapping[str, Any]) -> Obj:
         owners = weight_fields(obj)
         if owners:
             kept["metadata"]["managedFields"] = owners
+    if kind in routers.ROUTER_KINDS and isinstance(kept.get("metadata"), dict):
+        writes = _router_writes(kind, obj)
+        if writes:
+            kept["metadata"]["managedFields"] = writes
+    return kept
+
+
+def _router_writes(kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Of a routing object's ``managedFields``, who wrote it and when, and whether they own the weight:
+    what ``routers.writes_of`` reads (the weight-fight and drift findings name the writers)."""
+    kept = []
+    for write in routers.writes_of(kind, obj):
+        entry: dict[str, Any] = {"manager": write.manager, "operation": write.operation,
+                                 "time": rfc3339(write.at) if write.at else None}
+        if write.owns_weight:
+            entry["fieldsV1"] = routers.weight_field_marker(kind)
+        kept.append(entry)
     return kept
 
 
@@ -214,6 +238,8 @@ class RolloutInputs:
     experiments: list[Obj] = field(default_factory=list)
     applications: list[Obj] = field(default_factory=list)
     events: list[Obj] = field(default_factory=list)
+    routers: list[Obj] = field(default_factory=list)  # the routing objects it names, each with ``kind``
+    autoscalers: list[Obj] = field(default_factory=list)  # the HPAs that target it (or its workloadRef)
 
     def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
         """The rollout's view document from these inputs (the domain model; never raises by contract),
@@ -225,6 +251,8 @@ class RolloutInputs:
             analysisruns=self.analysisruns,
             experiments=self.experiments,
             events=self.events,
+            routers=self.routers,
+            autoscalers=self.autoscalers,
             now=now,
             cluster=cluster,
         ).to_dict()
@@ -249,12 +277,20 @@ class ClusterCache:
         self.apps_by_rollout: dict[tuple[str, str], set[str]] = {}
         self.app_targets: dict[str, tuple[tuple[str, str], ...]] = {}
         self.rollout_by_name: dict[tuple[str, str], str] = {}
-        # Flagger: Canary by name; what each Canary's view reads (and the reverse); objects by name;
+        # Flagger: Canary by name; what each root's view reads by name (a Canary's Deployments and
+        # HTTPRoute, a Rollout's routing objects) and the reverse; objects by name;
         # Events by the Canary they are about (event UID → when, for keeping the newest).
         self.canary_by_name: dict[NameKey, str] = {}
-        self.canary_reads: dict[str, tuple[Ref, ...]] = {}
+        self.root_reads: dict[str, tuple[Ref, ...]] = {}
         self.readers: dict[Ref, set[str]] = {}
         self.named: dict[Ref, str] = {}
+        # (kind, namespace) → how many roots read an object of that kind there: where to watch it.
+        self.read_scopes: dict[tuple[str, str], int] = {}
+        # HPAs by what they scale, and Rollouts by each (kind, namespace, name) an HPA may target for them.
+        self.hpa_by_target: dict[autoscalers.Target, set[str]] = {}
+        self.hpa_target: dict[str, autoscalers.Target] = {}
+        self.rollouts_by_target: dict[autoscalers.Target, set[str]] = {}
+        self.rollout_targets: dict[str, tuple[autoscalers.Target, ...]] = {}
         self.events_by_canary: dict[NameKey, dict[str, float]] = {}
         self.event_subject: dict[str, NameKey] = {}
         # Rollouts' Events by the Rollout they are about, kept like a Canary's.
@@ -337,10 +373,26 @@ class ClusterCache:
             found.pods.extend(self._children(uid_of(rs), POD))
         events = self.objects[ROLLOUT_EVENT]
         found.events = [events[u] for u in self.events_by_rollout.get(_name_key(rollout), ()) if u in events]
+        found.routers = self.routers_of(rollout_uid)
+        for scaled in self.rollout_targets.get(rollout_uid, ()):
+            for hpa_uid in sorted(self.hpa_by_target.get(scaled, ())):
+                hpa = self.objects[HPA].get(hpa_uid)
+                if hpa is not None:
+                    found.autoscalers.append(hpa)
         for app_uid in sorted(self.apps_by_rollout.get(_name_key(rollout), ())):
             app = self.objects[APPLICATION].get(app_uid)
             if app is not None:
                 found.applications.append(app)
+        return found
+
+    def routers_of(self, rollout_uid: str) -> list[Obj]:
+        """The routing objects a Rollout names that are in the cache (cheap: by name, no children)."""
+        found = []
+        for ref in self.root_reads.get(rollout_uid, ()):
+            uid = self.named.get(ref)
+            obj = self.objects[ref[0]].get(uid) if uid is not None else None
+            if obj is not None:
+                found.append(obj)
         return found
 
     def canary_inputs(self, canary_uid: str) -> CanaryInputs | None:
@@ -350,7 +402,7 @@ class ClusterCache:
         events = self.objects[EVENT]
         found = CanaryInputs(canary=canary)
         found.events = [events[u] for u in self.events_by_canary.get(_name_key(canary), ()) if u in events]
-        for ref in self.canary_reads.get(canary_uid, ()):
+        for ref in self.root_reads.get(canary_uid, ()):
             uid = self.named.get(ref)
             obj = self.objects[ref[0]].get(uid) if uid is not None else None
             if obj is not None:
@@ -371,12 +423,21 @@ class ClusterCache:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
             self.rollout_by_name[_name_key(obj)] = uid
+            namespace = _name_key(obj)[0]
+            # The HPAs of its namespace are watched for it (scoped like the routing objects).
+            self._add_reads(uid, (*routers.router_refs(obj), (HPA, namespace, "")))
+            scaled_as = autoscalers.rollout_targets(obj)
+            self.rollout_targets[uid] = scaled_as
+            for scaled in scaled_as:
+                self.rollouts_by_target.setdefault(scaled, set()).add(uid)
+        elif kind == HPA:
+            hpa_target = autoscalers.hpa_target(obj)
+            if hpa_target is not None:
+                self.hpa_target[uid] = hpa_target
+                self.hpa_by_target.setdefault(hpa_target, set()).add(uid)
         elif kind == CANARY:
             self.canary_by_name[_name_key(obj)] = uid
-            reads = _canary_reads(obj)
-            self.canary_reads[uid] = reads
-            for ref in reads:
-                self.readers.setdefault(ref, set()).add(uid)
+            self._add_reads(uid, _canary_reads(obj))
         elif kind in BY_NAME:
             self.named[(kind, *_name_key(obj))] = uid
         elif kind in (EVENT, ROLLOUT_EVENT):
@@ -386,6 +447,15 @@ class ClusterCache:
             self.app_targets[uid] = targets
             for target in targets:
                 self.apps_by_rollout.setdefault(target, set()).add(uid)
+
+    def _add_reads(self, uid: str, reads: tuple[Ref, ...]) -> None:
+        if not reads:
+            return
+        self.root_reads[uid] = reads
+        for ref in reads:
+            self.readers.setdefault(ref, set()).add(uid)
+        for scope in {(kind, namespace) for kind, namespace, _ in reads}:
+            self.read_scopes[scope] = self.read_scopes.get(scope, 0) + 1
 
     def _store_event(self, kind: str, uid: str, event: Obj) -> None:
         subject = _event_subject(event, _SUBJECT[kind])
@@ -414,8 +484,20 @@ class ClusterCache:
             ref = (str(kind), *_name_key(old)) if old is not None else None
             if ref is not None and self.named.get(ref) == uid:
                 del self.named[ref]
-        for ref in self.canary_reads.pop(uid, ()):
+        hpa_target = self.hpa_target.pop(uid, None)
+        if hpa_target is not None:
+            _discard_uid(self.hpa_by_target, hpa_target, uid)
+        for scaled in self.rollout_targets.pop(uid, ()):
+            _discard_uid(self.rollouts_by_target, scaled, uid)
+        reads = self.root_reads.pop(uid, ())
+        for ref in reads:
             _discard(self.readers, ref, uid)
+        for scope in {(kind, namespace) for kind, namespace, _ in reads}:
+            left = self.read_scopes.get(scope, 0) - 1
+            if left > 0:
+                self.read_scopes[scope] = left
+            else:
+                self.read_scopes.pop(scope, None)
         subject = self.event_subject.pop(uid, None)
         if subject is not None:
             by_subject = self.events_by_rollout if kind == ROLLOUT_EVENT else self.events_by_canary
@@ -450,6 +532,9 @@ class ClusterCache:
         if kind in BY_NAME:
             obj = self.objects[kind].get(uid)
             return set(self.readers.get((kind, *_name_key(obj)), ())) if obj is not None else set()
+        if kind == HPA:
+            target = self.hpa_target.get(uid)
+            return set(self.rollouts_by_target.get(target, ())) if target is not None else set()
         if kind == APPLICATION:
             by_name = self.rollout_by_name
             return {by_name[t] for t in self.app_targets.get(uid, ()) if t in by_name}
@@ -485,6 +570,14 @@ def _discard(index: dict[Ref, set[str]], ref: Ref, uid: str) -> None:
         found.discard(uid)
         if not found:
             del index[ref]
+
+
+def _discard_uid(index: dict[Any, set[str]], key: Any, uid: str) -> None:
+    found = index.get(key)
+    if found is not None:
+        found.discard(uid)
+        if not found:
+            del index[key]
 
 
 def _canary_reads(canary: Mapping[str, Any]) -> tuple[Ref, ...]:

@@ -12,8 +12,9 @@
    with full jitter, then relist.
 5. A kind whose CRD is missing (404) and marked optional is logged once and looked at again only every
    ``missing_crd_retry`` seconds — never in a hot loop. A kind that ``requires`` another (Flagger's Events,
-   Deployments and HTTPRoutes require the Canary CRD) is only watched once that one is served; the watcher
-   enforces it, so a cluster without Flagger is not asked for every Deployment.
+   Deployments require the Canary CRD) is only watched once that one is served; the watcher
+   enforces it, so a cluster without Flagger is not asked for every Deployment. A ``scoped`` kind (the
+   routing objects Rollouts name) is watched only in the namespaces where a Rollout names one.
 
 6. A TLS failure (the API server got a new certificate) or a 401/403 (a rotated token) makes the API
    re-read its configuration (``KubeApi.reload``) before the retry: without that, a watcher would fail
@@ -63,6 +64,9 @@ class Kind:
     field_selector: str | None = None
     optional: bool = False  # a CRD that may not be installed (Argo CD's Application)
     requires: str | None = None  # the kind that must be served first (the Watcher waits for it)
+    # Watched only in the namespaces where a Rollout names an object of this kind (the routing objects):
+    # the Watcher starts and stops these watches as Rollouts come and go.
+    scoped: bool = False
 
     def selectors(self) -> dict[str, str]:
         found = {}
@@ -91,7 +95,18 @@ WATCHED_KINDS = (
     Kind("Canary", "flagger.app", "v1beta1", "canaries", optional=True),
     Kind("Event", "", "v1", "events", field_selector="involvedObject.kind=Canary", requires="Canary"),
     Kind("Deployment", "apps", "v1", "deployments", requires="Canary"),
-    Kind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", optional=True, requires="Canary"),
+    # The routing objects Rollouts name (dashboard.domain.routers), only where a Rollout names one and,
+    # for the CRDs, only when served: a cluster without them is never asked for them.
+    Kind("VirtualService", "networking.istio.io", "v1beta1", "virtualservices", optional=True, scoped=True),
+    Kind("DestinationRule", "networking.istio.io", "v1beta1", "destinationrules", optional=True, scoped=True),
+    Kind("Ingress", "networking.k8s.io", "v1", "ingresses", scoped=True),
+    # Also the one a Flagger Canary's view reads (its namespaces are counted the same way).
+    Kind("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", optional=True, scoped=True),
+    Kind("TrafficSplit", "split.smi-spec.io", "v1alpha3", "trafficsplits", optional=True, scoped=True),
+    # The autoscalers of the namespaces that have Rollouts (an HPA names what it scales, not the reverse).
+    Kind(
+        "HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", optional=True, scoped=True
+    ),
 )
 
 

@@ -60,7 +60,9 @@ from dashboard.domain.timeline import format_time, timeline_basis, timeline_even
 from dashboard.history.recorder import Recorder
 from dashboard.kube.cache import (
     CANARY,
+    HTTP_ROUTE,
     ROLLOUT,
+    ROUTER_KINDS,
     CanaryInputs,
     ClusterCache,
     MalformedObject,
@@ -85,6 +87,8 @@ from dashboard.observability.metrics import (
 )
 
 log = logging.getLogger(__name__)
+
+ROUTED_KINDS = frozenset((*ROUTER_KINDS, HTTP_ROUTE))  # routing objects a Rollout may name
 
 # View fields that change with the clock alone (or with writes nobody sees): not a reason to publish.
 VOLATILE_KEYS = frozenset(
@@ -242,6 +246,10 @@ class Watcher:
         self._refreshing: set[str] = set()
         self._refresh_tasks: set[asyncio.Task[None]] = set()
         self._refresh_slots = asyncio.Semaphore(max(1, settings.baseline_concurrency))
+        # Scoped kinds (the routing objects): one watch per (kind, namespace) some root reads, started
+        # and stopped as roots come and go (``_rescope``), once ``run`` has an API to watch with.
+        self._api: KubeApi | None = None
+        self._scoped: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -257,6 +265,10 @@ class Watcher:
         if kind == ROLLOUT:
             for event_type, obj in changes:
                 self._observe(event_type, obj, at)
+        elif kind in ROUTED_KINDS:
+            self._observe_routed(affected, at)
+        if kind in (ROLLOUT, CANARY):
+            self._rescope()
         self._mark(affected)
         watch_listed(self.cluster, kind, namespace, affected)
         self._synced.add((kind, namespace))
@@ -275,6 +287,10 @@ class Watcher:
         if kind == ROLLOUT:
             # Every write, not only the coalesced publish: a weight fight is a sequence of writes.
             self._observe(event_type, obj, at)
+        elif kind in ROUTED_KINDS:
+            self._observe_routed(affected, at)  # the routing object's own writes: the same
+        if kind in (ROLLOUT, CANARY):
+            self._rescope()
         self.stats.changes += 1
         self._mark(affected)
         watch_changed(self.cluster, kind, affected)
@@ -287,10 +303,25 @@ class Watcher:
             self._history.pop(uid, None)
             self._timed.pop(uid, None)
             return
+        routers = self.cache.routers_of(uid)  # by name: cheap on every Rollout write
         try:
-            self._history[uid] = observe(self._history.get(uid), None, RolloutObjects(rollout), at)
+            self._history[uid] = observe(
+                self._history.get(uid), None, RolloutObjects(rollout, routers=routers), at
+            )
         except Exception as error:  # the domain promises not to raise; one bad object must not stop us
             self._malformed(ROLLOUT, rollout, f"observing it failed: {error!r}")
+
+    def _observe_routed(self, rollouts: Iterable[str], at: datetime) -> None:
+        """A routing object changed: fold what it says now into each rollout that names it."""
+        for uid in rollouts:
+            rollout = self.cache.get(ROLLOUT, uid)
+            if rollout is None:
+                continue
+            try:
+                objects = RolloutObjects(rollout, routers=self.cache.routers_of(uid))
+                self._history[uid] = observe(self._history.get(uid), None, objects, at)
+            except Exception as error:  # as above
+                self._malformed(ROLLOUT, rollout, f"observing its router failed: {error!r}")
 
     def seen(self, kind: str, namespace: str | None) -> None:
         health = self._health.get((kind, namespace))
@@ -341,9 +372,37 @@ class Watcher:
         project = None if self.record_to is not None else functools.partial(project_object, kind.name)
         await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats, project)
 
+    def _rescope(self) -> None:
+        """Watch each scoped kind exactly in the namespaces where a root reads one (only while running).
+
+        A watch no longer needed is stopped and its objects dropped from the cache. The number of such
+        watches is the number of (kind, namespace) pairs in use, so this is cheap on every root change.
+        """
+        if self._api is None:
+            return
+        scoped = {k.name: k for k in self.kinds if k.scoped}
+        everywhere = self.namespaces == (None,)
+        wanted = {
+            (kind, ns)
+            for kind, ns in self.cache.read_scopes
+            if kind in scoped and (everywhere or ns in self.namespaces)
+        }
+        for key in wanted - self._scoped.keys():
+            kind, ns = key
+            self._scoped[key] = asyncio.create_task(
+                self._watch(self._api, scoped[kind], ns), name=f"watch-{kind}-{ns}"
+            )
+        for key in self._scoped.keys() - wanted:
+            kind, ns = key
+            self._scoped.pop(key).cancel()
+            self._health.pop((kind, ns), None)
+            affected, _, _ = self.cache.replace(kind, ns, [])
+            self._mark(affected)
+
     def _check_ready(self) -> None:
+        # Scoped watches start later (with the Rollouts that need them): the first publish does not wait.
         if not self._ready.is_set() and all(
-            (k.name, ns) in self._synced for k in self.kinds for ns in self.namespaces
+            (k.name, ns) in self._synced for k in self.kinds if not k.scoped for ns in self.namespaces
         ):
             log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.roots()))
             self._ready.set()
@@ -374,8 +433,11 @@ class Watcher:
         tasks = [
             asyncio.create_task(self._watch(api, kind, ns), name=f"watch-{kind.name}-{ns or 'all'}")
             for kind in self.kinds
+            if not kind.scoped
             for ns in self.namespaces
         ]
+        self._api = api
+        self._rescope()
         tasks.append(asyncio.create_task(self.keep_lease(), name="lease"))
         tasks.append(asyncio.create_task(self.publish_forever(), name="publisher"))
         tasks.append(asyncio.create_task(self.recheck_forever(), name="recheck"))
@@ -383,7 +445,9 @@ class Watcher:
         try:
             await asyncio.gather(*tasks)
         finally:
-            tasks += self._refresh_tasks
+            self._api = None
+            tasks += [*self._refresh_tasks, *self._scoped.values()]
+            self._scoped.clear()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -637,7 +701,13 @@ class Watcher:
         if gitops is not None:
             view.setdefault("gitops", gitops)
         objects = RolloutObjects(
-            inputs.rollout, inputs.replicasets, inputs.analysisruns, inputs.pods, inputs.applications
+            inputs.rollout,
+            inputs.replicasets,
+            inputs.analysisruns,
+            inputs.pods,
+            inputs.applications,
+            inputs.routers,
+            inputs.autoscalers,
         )
         key = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
         try:
@@ -710,7 +780,7 @@ class Watcher:
         if view.get("status") != "Healthy" or view.get("findings"):
             return True
         history = self._history.get(uid)
-        if history is not None and history.weights:
+        if history is not None and (history.weights or history.router_weights or history.router_drift_since):
             return True
         return any(
             SCALE_DOWN_DEADLINE in ((rs.get("metadata") or {}).get("annotations") or {})

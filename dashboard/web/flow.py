@@ -495,6 +495,10 @@ def build_flow(
     weights = _traffic(view, promoted)
     users = _node("users", "Users", USERS_X, 0, USERS_W, 100, "Users")
     users["lines"] = [{"text": line, "cls": ""} for line in weights["summary"]]
+    users["lines"] += router_lines(view)
+    router = view.get("router")
+    if isinstance(router, Mapping):
+        users["router"] = {k: router.get(k) for k in ("kind", "namespace", "name", "lastWriter")}
     fit_node(users)
     middle = (top["y"] + bottom["y"] + bottom["h"]) / 2  # between the two edges that reach it
     users["y"] = round(middle - users["h"] / 2)
@@ -630,6 +634,35 @@ def _traffic(view: Mapping[str, Any], promoted: bool) -> dict[str, Any]:
         "summary": [f"canary {canary} %", f"stable {100 - canary} %"]
         + (["by replica ratio"] if ratio else []),
     }
+
+
+def router_lines(view: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What the routing object itself says (``view["router"]``, from ``dashboard.domain.routers``): its
+    weights, header and mirror routes by name, the object and who last wrote it. The node is narrow, so
+    each line is short and keeps its whole sentence as ``full`` (tooltip, accessible name, details)."""
+    router = view.get("router")
+    if not isinstance(router, Mapping):
+        return []
+    source = f"weights from {router.get('kind')} {router.get('name')}"
+    lines = [
+        {"text": str(router.get("kind")), "cls": "muted", "full": source},
+        {"text": str(router.get("name")), "cls": "mono", "full": source},
+    ]
+    canary, stable = router.get("canaryWeight"), router.get("stableWeight")
+    if router.get("problem"):
+        lines.append({"text": "no weight read", "cls": "warning", "full": f"router: {router['problem']}"})
+    elif canary is not None:
+        both = f"{canary} / {stable}" if stable is not None else str(canary)
+        full = f"router: canary {canary}" + (f" / stable {stable}" if stable is not None else "")
+        lines.append({"text": f"router {both}", "cls": "", "full": full})
+    for label, key in (("header", "headerRoutes"), ("mirror", "mirrorRoutes")):
+        names = ", ".join(str(n) for n in router.get(key) or () if n)
+        if names:
+            lines.append({"text": f"{label}: {names}", "cls": "muted", "full": f"{label} route: {names}"})
+    if router.get("lastWriter"):
+        writer = str(router["lastWriter"])
+        lines.append({"text": f"by {writer}", "cls": "muted", "full": f"written by {writer}"})
+    return lines
 
 
 def _analysis_icon(status: str) -> str:

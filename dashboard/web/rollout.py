@@ -40,6 +40,7 @@ def present_rollout(
         "flow": build_flow(view, now, events, chain),
         "steps": steps(view, events),
         "revisions": revisions(view),
+        "autoscaler": autoscaler(view),
         "analysis": analysis_charts(view),
         "findings": presented_findings,
         "actions": actions(view, presented_findings),
@@ -225,6 +226,44 @@ def revisions(view: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def autoscaler(view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The HPA card: what scales the rollout (``view["autoscaler"]``, dashboard.domain.autoscalers), its
+    bounds and counts, its metrics, and how the canary and stable ReplicaSets follow the count."""
+    hpa = view.get("autoscaler")
+    if not isinstance(hpa, Mapping):
+        return None
+
+    def count(value: object) -> str:
+        return "—" if value is None else str(value)
+
+    roles: dict[str, int] = {}
+    for rev in view.get("revisions") or []:
+        for rs in rev.get("replicaSets") or []:
+            role = str(rs.get("role") or "")
+            if role in ("canary", "stable"):
+                roles[role] = roles.get(role, 0) + int(rs.get("replicas") or 0)
+    follow = " · ".join(f"{role} {roles[role]}" for role in ("canary", "stable") if role in roles)
+    return {
+        "name": str(hpa.get("name") or ""),
+        "target": f"{hpa.get('targetKind')} {hpa.get('targetName')}",
+        "targetsWorkloadRef": bool(hpa.get("targetsWorkloadRef")),
+        "rows": [
+            {"label": "min", "value": count(hpa.get("minReplicas"))},
+            {"label": "max", "value": count(hpa.get("maxReplicas"))},
+            {"label": "current", "value": count(hpa.get("currentReplicas"))},
+            {"label": "desired", "value": count(hpa.get("desiredReplicas"))},
+        ],
+        "atMax": bool(hpa.get("atMax")),
+        "metrics": [
+            f"{m.get('name') or m.get('type')}: {m.get('current') or '?'} (target {m.get('target')})"
+            for m in hpa.get("metrics") or []
+            if isinstance(m, Mapping)
+        ],
+        "follow": follow,
+        "rolloutReplicas": hpa.get("rolloutReplicas"),
+    }
 
 
 def _rs_icon(status: object) -> str:

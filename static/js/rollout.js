@@ -169,6 +169,22 @@
     });
   }
 
+  // The HPA that scales the rollout (dashboard/web/rollout.py autoscaler): text only.
+  function autoscaler(a) {
+    var box = document.getElementById("autoscaler");
+    box.hidden = !a;
+    if (!a) { fill(box); return; }
+    fill(box,
+      el("h3", { text: "Autoscaler " + a.name }),
+      el("p", { "class": "muted", text: "scales " + a.target + (a.targetsWorkloadRef ? " (not the Rollout)" : "") }),
+      el("dl", { "class": "hpa-counts" }, a.rows.map(function (r) {
+        return el("div", null, el("dt", { text: r.label }), el("dd", { "data-field": "hpa-" + r.label, text: r.value }));
+      })),
+      a.atMax ? el("p", { "class": "note warning", text: "at its maximum" }) : null,
+      el("ul", { "class": "hpa-metrics" }, a.metrics.map(function (m) { return el("li", { text: m }); })),
+      a.follow ? el("p", { "class": "muted", text: "replicas now: " + a.follow }) : null);
+  }
+
   function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
   function analysis(charts) {
@@ -408,6 +424,7 @@
     drawFindings(page.findings, page);
     fill(document.getElementById("steps"), steps(page.steps));
     fill(document.getElementById("revisions"), revisions(page.revisions));
+    autoscaler(page.autoscaler);
     analysis(page.analysis);
     fill(document.getElementById("timeline"), timeline(page.timeline));
     timelineHint(page.timeline, page);

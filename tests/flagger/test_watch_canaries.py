@@ -124,15 +124,17 @@ def test_events_about_anything_but_a_canary_are_not_kept() -> None:
 class FakeApi:
     """Empty lists (404 for the Canary CRD unless ``flagger``), and watches that stay silent."""
 
-    def __init__(self, flagger: bool) -> None:
+    def __init__(self, flagger: bool, canaries: list[dict[str, Any]] | None = None) -> None:
         self.flagger = flagger
+        self.canaries = canaries or []
         self.calls: list[tuple[str, dict[str, str]]] = []
 
     async def get(self, path: str, params: Mapping[str, str], timeouts: Any) -> dict[str, Any]:
         self.calls.append((path, dict(params)))
         if path.startswith("/apis/flagger.app/") and not self.flagger:
             raise ApiError(404, "Not Found")
-        return {"items": [], "metadata": {"resourceVersion": "1"}}
+        items = self.canaries if path == "/apis/flagger.app/v1beta1/canaries" else []
+        return {"items": items, "metadata": {"resourceVersion": "1"}}
 
     async def watch(
         self, path: str, params: Mapping[str, str], timeouts: Any
@@ -179,7 +181,14 @@ async def test_with_the_canary_crd_events_are_listed_with_a_field_selector() -> 
     calls = dict(await run_against(FakeApi(flagger=True)))
     assert calls["/api/v1/events"]["fieldSelector"] == "involvedObject.kind=Canary"
     assert "/apis/apps/v1/deployments" in calls
-    assert "/apis/gateway.networking.k8s.io/v1/httproutes" in calls
+    # HTTPRoutes only where a Canary (or a Rollout) names one: none here.
+    assert not any(path.endswith("/httproutes") for path in calls)
+
+
+async def test_a_canarys_http_route_is_watched_in_its_namespace_only() -> None:
+    calls = dict(await run_against(FakeApi(flagger=True, canaries=[canary()])))
+    assert f"/apis/gateway.networking.k8s.io/v1/namespaces/{NS}/httproutes" in calls
+    assert "/apis/gateway.networking.k8s.io/v1/httproutes" not in calls
 
 
 # ---- publishing ---------------------------------------------------------------------------------------

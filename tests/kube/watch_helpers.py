@@ -27,6 +27,13 @@ RESOURCES = {
     "argoproj.io/analysisruns": "AnalysisRun",
     "argoproj.io/experiments": "Experiment",
     "events": "Event",  # the Events about each Rollout (its view lists the newest)
+    # The routing objects Rollouts name (their view shows what the router says).
+    "networking.istio.io/virtualservices": "VirtualService",
+    "networking.istio.io/destinationrules": "DestinationRule",
+    "networking.k8s.io/ingresses": "Ingress",
+    "gateway.networking.k8s.io/httproutes": "HTTPRoute",
+    "split.smi-spec.io/trafficsplits": "TrafficSplit",
+    "autoscaling/horizontalpodautoscalers": "HorizontalPodAutoscaler",
 }
 
 

@@ -42,3 +42,11 @@ def test_every_deploy_path_and_screenshot_is_referenced_correctly() -> None:
         assert (ROOT / path).exists(), path
     shots = set(re.findall(r"\(screenshots/([a-z]+\.png)\)", USER))
     assert shots == {"fleet.png", "rollout.png", "history.png"}
+
+
+def test_every_screenshot_a_guide_shows_is_in_the_repository() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for shot in set(re.findall(r"\(screenshots/([a-z0-9-]+\.png)\)", USER)):
+        assert (ROOT / "docs" / "screenshots" / shot).exists(), shot
+    for shot in set(re.findall(r"\(docs/screenshots/([a-z0-9-]+\.png)\)", readme)):
+        assert (ROOT / "docs" / "screenshots" / shot).exists(), shot

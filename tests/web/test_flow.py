@@ -3,7 +3,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from dashboard.domain import build_rollout_view
 from dashboard.web.flow import NOT_OBSERVED, build_flow, hash_change, orphans, pause_ends_at
+from tests.domain.routing_objects import HEADER_ROUTE, MIRROR_ROUTE, istio_rollout, virtual_service
 from tests.web import samples
 
 NOW = datetime(2026, 11, 29, 10, 14, tzinfo=UTC)
@@ -184,3 +186,21 @@ def test_the_metrics_node_names_no_provider_when_no_analysis_runs() -> None:
     nodes = {n["id"]: n for n in build_flow(samples.healthy_canary(), NOW)["nodes"]}
     assert nodes["metrics"]["title"] == NOT_OBSERVED
     assert not nodes["metrics"]["alert"]
+
+
+def test_the_users_node_shows_the_routers_weights_routes_and_source() -> None:
+    vs = virtual_service(20, extra_routes=[HEADER_ROUTE, MIRROR_ROUTE])
+    view = build_rollout_view(istio_rollout(), routers=[vs], now=NOW).to_dict()
+    users = _nodes(build_flow(view, NOW))["users"]
+    texts = [line["full"] for line in users["lines"]]
+    assert "weights from VirtualService checkout-vsvc" in texts
+    assert "router: canary 20 / stable 80" in texts
+    assert "header route: header-route" in texts and "mirror route: mirror-route" in texts
+    assert "written by rollouts-controller" in texts
+    assert users["router"]["name"] == "checkout-vsvc"
+
+
+def test_without_a_routing_object_the_users_node_is_as_before() -> None:
+    users = _nodes(build_flow(samples.rerender_race(), NOW))["users"]
+    assert not any("router" in str(line.get("full")) for line in users["lines"])
+    assert "router" not in users

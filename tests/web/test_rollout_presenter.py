@@ -4,7 +4,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from dashboard.web.rollout import measurement_value, parse_threshold, present_rollout, timeline
+from dashboard.web.rollout import autoscaler, measurement_value, parse_threshold, present_rollout, timeline
 from tests.web import samples
 
 NOW = datetime(2026, 11, 29, 10, 14, tzinfo=UTC)
@@ -204,3 +204,28 @@ def test_an_aborted_rollouts_step_is_aborted_not_now() -> None:
     items = present_rollout(samples.aborted_canary(), NOW)["steps"]["items"]
     assert "current" not in [i["state"] for i in items]
     assert "aborted" in [i["state"] for i in items]
+
+
+def test_the_autoscaler_card_has_bounds_counts_metrics_and_what_it_scales() -> None:
+    view = {
+        "autoscaler": {
+            "name": "cart",
+            "targetKind": "Rollout",
+            "targetName": "cart",
+            "targetsWorkloadRef": False,
+            "minReplicas": 2,
+            "maxReplicas": 10,
+            "currentReplicas": 8,
+            "desiredReplicas": 8,
+            "atMax": False,
+            "metrics": [{"type": "Resource", "name": "cpu", "target": "60 %", "current": "75 %"}],
+        },
+        "revisions": [{"replicaSets": [{"role": "stable", "replicas": 8}]}],
+    }
+    card = autoscaler(view)
+    assert card is not None and card["target"] == "Rollout cart"
+    assert [(r["label"], r["value"]) for r in card["rows"]] == [
+        ("min", "2"), ("max", "10"), ("current", "8"), ("desired", "8")
+    ]
+    assert card["metrics"] == ["cpu: 75 % (target 60 %)"] and card["follow"] == "stable 8"
+    assert autoscaler({}) is None

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..observations import EMPTY, Observations, RolloutObjects, observe
 from ..timeline import FINDING_CLEARED, FINDING_RAISED, format_time
-from . import analysis, gitops, progress, releases, replicasets, traffic
+from . import analysis, autoscaling, gitops, progress, releases, replicasets, traffic
 from .base import CRITICAL, INFO, SEVERITY_ORDER, WARNING, Context, Finding, Thresholds
 
 CODES = (
@@ -31,6 +31,10 @@ CODES = (
     analysis.METRICS_PROVIDER_ERROR,
     traffic.WEIGHT_FIGHT,
     traffic.TRAFFIC_AHEAD_OF_CAPACITY,
+    traffic.ROUTER_WEIGHT_DRIFT,
+    autoscaling.AUTOSCALER_SYNC_CONFLICT,
+    autoscaling.AUTOSCALER_TARGETS_WORKLOAD_REF,
+    autoscaling.AUTOSCALER_AT_MAX_DURING_ANALYSIS,
     gitops.PIPELINE_RED_ROLLOUT_HEALTHY,
     analysis.STALE_ANALYSIS_THRESHOLD,
     traffic.REPLICA_WEIGHTED_CANARY,
@@ -99,6 +103,10 @@ def detect_findings(
         *analysis.stale_thresholds(ctx, baselines),
         *traffic.weight_fight(ctx),
         *traffic.traffic_ahead_of_capacity(ctx),
+        *traffic.router_weight_drift(ctx),
+        *autoscaling.targets_workload_ref(ctx),
+        *autoscaling.sync_conflict(ctx),
+        *autoscaling.at_max_during_analysis(ctx),
         *traffic.replica_weighted_canary(ctx),
         *gitops.paused_reported_degraded(ctx),
         *gitops.pipeline_red_rollout_healthy(ctx),

@@ -53,6 +53,8 @@ class Thresholds:
     rerender_window_seconds: float = 120.0  # two renders closer than this are one release rendered twice
     weight_fight_window_seconds: float = 300.0
     weight_fight_min_changes: int = 3
+    # The routing object may lag the rollout's step by a reconcile; longer than this is drift.
+    router_drift_seconds: float = 60.0
     # A passed scale-down deadline the controller has not acted on yet; the same grace the view's roles use.
     scale_down_grace_seconds: float = DEFAULT_GRACE_SECONDS
     stale_threshold_factor: float = 3.0

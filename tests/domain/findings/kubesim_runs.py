@@ -26,7 +26,15 @@ RECORDED = {
     "apps/replicasets": "ReplicaSet",
     "argoproj.io/analysisruns": "AnalysisRun",
     "argoproj.io/applications": "Application",
+    "networking.istio.io/virtualservices": "VirtualService",
+    "networking.istio.io/destinationrules": "DestinationRule",
+    "networking.k8s.io/ingresses": "Ingress",
+    "gateway.networking.k8s.io/httproutes": "HTTPRoute",
+    "split.smi-spec.io/trafficsplits": "TrafficSplit",
+    "autoscaling/horizontalpodautoscalers": "HorizontalPodAutoscaler",
 }
+# Their managedFields name who wrote the weight.
+WRITERS_MATTER = ("Rollout", "VirtualService", "Ingress", "HTTPRoute", "TrafficSplit")
 CLUSTER = "kubesim"
 DEFAULTS = Thresholds()
 
@@ -86,7 +94,7 @@ def run(scenario: str, seconds: float = 0.0, *, seed: int = 0) -> Run:
             return
         obj = copy.deepcopy(obj)
         obj.setdefault("kind", kind)
-        if kind != "Rollout":  # keep recordings small: only the Rollout's writers matter
+        if kind not in WRITERS_MATTER:  # keep recordings small: only the weight's writers matter
             obj["metadata"].pop("managedFields", None)
         result.lines.append(
             json.dumps(
