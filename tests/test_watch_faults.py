@@ -95,7 +95,7 @@ async def _promoted_on(bus: RedisBus) -> bool:
 def private_redis() -> Iterator[tuple[str, int]]:
     """A Redis of our own (no persistence) that a test may restart without touching the shared one."""
     if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+        pytest.fail("redis-server is missing: install Debian's redis-server (make test does)")
     port = free_port()
     args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     proc = subprocess.Popen([*args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

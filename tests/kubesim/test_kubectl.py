@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -11,27 +10,14 @@ from typing import Any
 
 import pytest
 
-from kubesim.testing import KubesimHandle, running_kubesim
-
-pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+from kubesim.testing import KubesimHandle
+from tests.kubesim.kubectl_helpers import kubectl, kubesim_for_kubectl
 
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[KubesimHandle]:
-    with running_kubesim() as handle:
-        yield handle
+    yield from kubesim_for_kubectl()
 
-
-def kubectl(sim: KubesimHandle, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        ["kubectl", "--kubeconfig", str(sim.kubeconfig), "--request-timeout=10s", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
 
 
 def make_rollout(sim: KubesimHandle, ns: str, name: str = "web") -> dict[str, Any]:

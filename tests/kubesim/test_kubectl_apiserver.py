@@ -6,15 +6,14 @@ Runs Debian's /usr/bin/kubectl; fails loudly when it is missing (CI must have it
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kubesim.testing import KubesimHandle, running_kubesim
+from kubesim.testing import KubesimHandle
+from tests.kubesim.kubectl_helpers import kubectl, kubesim_for_kubectl
 
-KUBECTL = Path("/usr/bin/kubectl")
 EXAMPLES = [
     "ambassador/echo-service.yaml",
     "ambassador/rollout.yaml",
@@ -39,25 +38,8 @@ EXAMPLES = [
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[KubesimHandle]:
-    if not KUBECTL.is_file():
-        pytest.fail(f"{KUBECTL} is missing: install Debian's kubernetes-client (kubectl 1.32)")
-    with running_kubesim() as handle:
-        yield handle
+    yield from kubesim_for_kubectl()
 
-
-def kubectl(
-    sim: KubesimHandle, *args: str, stdin: str | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [str(KUBECTL), "--kubeconfig", str(sim.kubeconfig), "--request-timeout=20s", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        input=stdin,
-    )
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

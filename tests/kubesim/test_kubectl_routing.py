@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kubesim.testing import KubesimHandle, running_kubesim
-
-pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+from kubesim.testing import KubesimHandle
+from tests.kubesim.kubectl_helpers import kubectl, kubesim_for_kubectl
 
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[KubesimHandle]:
-    with running_kubesim() as handle:
-        yield handle
+    yield from kubesim_for_kubectl()
 
-
-def kubectl(sim: KubesimHandle, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        ["kubectl", "--kubeconfig", str(sim.kubeconfig), "--request-timeout=10s", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
 
 
 def test_api_resources_list_the_routing_and_autoscaling_kinds(sim: KubesimHandle) -> None:
