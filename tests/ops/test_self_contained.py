@@ -33,8 +33,6 @@ def _repository_files() -> list[Path]:
 def test_no_file_names_the_folder_beside_the_repository() -> None:
     offenders = []
     for path in _repository_files():
-        if path.is_relative_to(UPSTREAM_FIXTURES):
-            continue  # upstream data, copied byte for byte (EXPECTED.json records where it was first kept)
         try:
             text = path.read_text()
         except UnicodeDecodeError:
