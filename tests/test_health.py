@@ -1,7 +1,16 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
+
+
+@pytest.fixture(autouse=True)
+def own_live_bus(settings: Any, redis_prefix: str) -> None:
+    """Readiness reads every watcher's report on the bus: read ours only, never what another test (or an
+    earlier run against the same Redis) left under the default prefix."""
+    settings.LIVE_REDIS_PREFIX = redis_prefix
 
 
 @pytest.mark.django_db

@@ -12,6 +12,13 @@ import pytest
 import yaml
 
 
+@pytest.fixture(autouse=True)
+def own_live_bus(settings: Any, redis_prefix: str) -> None:
+    """Readiness reads every watcher's report on the bus: read ours only, never what another test (or an
+    earlier run against the same Redis) left under the default prefix."""
+    settings.LIVE_REDIS_PREFIX = redis_prefix
+
+
 def unreachable_kubeconfig(tmp_path: Path) -> str:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
@@ -160,8 +167,11 @@ def test_a_database_that_never_answers_makes_readiness_answer_in_time(tmp_path: 
             "print(round(time.monotonic() - t, 1), [c.name for c in checks if not c.ok])"
         )
         result = subprocess.run(
-            [sys.executable, "-c", code], env={**env, "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings"},
-            capture_output=True, text=True, timeout=60,
+            [sys.executable, "-c", code],
+            env={**env, "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings"},
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         started = time.monotonic()
     assert result.returncode == 0, result.stderr[-2000:]
@@ -182,9 +192,18 @@ def test_a_cluster_whose_watches_fail_is_named_with_the_error(
     settings.LIVE_REDIS_PREFIX = redis_prefix
     now = time.time()
     report = {
-        "cluster": "prod", "reportedAt": now, "startedAt": now - 600, "ready": True,
-        "watches": [{"watch": "Rollout", "lastSeenAt": now - 300, "failingSince": now - 290,
-                     "error": "ClientConnectorCertificateError: CERTIFICATE_VERIFY_FAILED"}],
+        "cluster": "prod",
+        "reportedAt": now,
+        "startedAt": now - 600,
+        "ready": True,
+        "watches": [
+            {
+                "watch": "Rollout",
+                "lastSeenAt": now - 300,
+                "failingSince": now - 290,
+                "error": "ClientConnectorCertificateError: CERTIFICATE_VERIFY_FAILED",
+            }
+        ],
     }
     redis.Redis.from_url(settings.REDIS_URL).hset(f"{redis_prefix}clusters", "prod", json.dumps(report))
     body = admin_client.get("/readyz?skip=cluster:default").json()
