@@ -167,3 +167,11 @@ def wait_http(url: str, process: Process, timeout: float) -> None:
             pass
         time.sleep(0.2)
     raise BenchError(f"{process.name} did not answer {url} within {timeout:.0f}s:\n{process.log_tail()}")
+
+
+def uvicorn_command(port: int, *extra: str) -> list[str]:
+    """The benchmark's web server: the project's ASGI app under uvicorn on 127.0.0.1:``port``, quiet."""
+    return [
+        sys.executable, "-m", "uvicorn", "rollouts_ui.asgi:application", "--host", "127.0.0.1",
+        "--port", str(port), "--lifespan", "off", "--log-level", "warning", *extra,
+    ]  # fmt: skip

@@ -43,7 +43,7 @@ from dashboard.bench import analysis, browser, limits
 from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
 from dashboard.bench.monitor import Sampler, StreamMonitor
-from dashboard.bench.processes import BenchError, Process, Processes, wait_http
+from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
 from dashboard.bench.report import figures
 from dashboard.bench.truth import expected_rows
 
@@ -376,22 +376,7 @@ def _start_web(
         process = processes.start(
             f"web-{i + 1}",
             "web",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "rollouts_ui.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--lifespan",
-                "off",
-                "--log-level",
-                "warning",
-                "--ws-max-size",
-                str(2**24),
-            ],
+            uvicorn_command(port, "--ws-max-size", str(2**24)),
             env,
             profile=True,
         )

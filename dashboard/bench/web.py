@@ -27,7 +27,7 @@ from typing import Any
 
 from django.conf import settings
 
-from dashboard.bench.processes import BenchError
+from dashboard.bench.processes import BenchError, uvicorn_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,20 +120,7 @@ def run_web_bench(
 
 def _serve(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "rollouts_ui.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--lifespan",
-            "off",
-            "--log-level",
-            "warning",
-        ],
+        uvicorn_command(port),
         cwd=ROOT,
         env=env,
     )
