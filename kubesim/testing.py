@@ -153,10 +153,11 @@ class KubesimProcess:
         port: int = 0,
         extra_args: Sequence[str] = (),
         directory: Path | None = None,
+        token: str | None = None,
     ) -> None:
         self.port = port or free_port()
         self.url = f"https://127.0.0.1:{self.port}"
-        self.token = secrets.token_urlsafe(24)
+        self.token = token or secrets.token_urlsafe(24)
         self._dir = directory or Path(tempfile.mkdtemp(prefix="kubesim-proc-"))
         self.kubeconfig = self._dir / "kubeconfig"
         self.log_path = self._dir / "kubesim.log"
@@ -173,8 +174,7 @@ class KubesimProcess:
             str(speed),
             "--seed",
             str(seed),
-            "--token",
-            self.token,
+            f"--token={self.token}",  # "=" because a urlsafe token may begin with "-"
             *([a for s in scenarios for a in ("--scenario", s)] or ["--empty"]),
             *extra_args,
         ]
@@ -209,8 +209,9 @@ class KubesimProcess:
     def healthy(self) -> bool:
         if not self.kubeconfig.exists():
             return False
-        request = urllib.request.Request(f"{self.url}/kubesim/healthz",
-                                         headers={"Authorization": f"Bearer {self.token}"})
+        request = urllib.request.Request(
+            f"{self.url}/kubesim/healthz", headers={"Authorization": f"Bearer {self.token}"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=1, context=self.ssl_context()) as response:
                 return bool(response.status == 200)
@@ -248,11 +249,18 @@ def kubesim_process(
     seed: int = 0,
     port: int = 0,
     extra_args: Sequence[str] = (),
+    token: str | None = None,
 ) -> Iterator[KubesimProcess]:
     """Start `python -m kubesim serve`, wait until /kubesim/healthz answers, and stop it on exit."""
     with tempfile.TemporaryDirectory(prefix="kubesim-proc-") as tmp:
         proc = KubesimProcess(
-            scenarios, speed=speed, seed=seed, port=port, extra_args=extra_args, directory=Path(tmp)
+            scenarios,
+            speed=speed,
+            seed=seed,
+            port=port,
+            extra_args=extra_args,
+            directory=Path(tmp),
+            token=token,
         )
         proc.start()
         try:

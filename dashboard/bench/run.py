@@ -256,8 +256,7 @@ def _start_clusters(
                 str(port),
                 "--kubeconfig",
                 str(kubeconfig),
-                "--token",
-                token,
+                f"--token={token}",  # "=" because a urlsafe token may begin with "-"
                 "--seed",
                 str(config.seed),
                 "--bookmark-interval",

@@ -114,6 +114,13 @@ def _request(proc: KubesimProcess, method: str, path: str, body: Any = None) -> 
 
 
 @pytest.mark.slow
+def test_a_token_that_begins_with_a_dash_is_still_the_token() -> None:
+    # secrets.token_urlsafe() begins with "-" one time in 64; argparse once took it for an option
+    with kubesim_process(token="-starts-with-a-dash") as proc:
+        assert _request(proc, "GET", "/api/v1/pods")["items"] == []
+
+
+@pytest.mark.slow
 def test_the_process_restarts_on_the_same_port_with_the_same_token() -> None:
     with kubesim_process() as proc:
         _request(
