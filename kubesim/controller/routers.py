@@ -15,8 +15,9 @@ names with the forward action's target groups (canary, then stable) as Go's enco
 `rollouts.argoproj.io/managed-alb-annotations`, patching only the annotations.
 
 Non-goals: Istio TLS/TCP routes, header and mirror routes for the other routers, experiment destinations,
-VerifyWeight (the AWS target groups), ALB ping-pong services, extensions/v1beta1 Ingresses. A missing VirtualService is a Warning event (as upstream
-records it); a missing stable Ingress fails the reconcile (`RouterError`), as upstream's does.
+VerifyWeight (the AWS target groups), ALB ping-pong services, extensions/v1beta1 Ingresses. A missing
+VirtualService is a Warning event (as upstream records it); a missing stable Ingress (NGINX) or Ingress
+(ALB) fails the reconcile (`RouterError`), as upstream's does.
 """
 
 from __future__ import annotations

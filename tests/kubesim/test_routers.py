@@ -361,7 +361,7 @@ def test_the_alb_router_writes_the_action_of_the_root_service_on_every_ingress_i
 def test_the_alb_router_fails_without_the_ingress_or_its_service_rule() -> None:
     routers, store = _routers()
     ro = _alb_rollout(store, {"ingress": "web", "servicePort": 80, "rootService": "web-root"})
-    with pytest.raises(RouterError, match='ingress.networking.k8s.io "web" not found'):
+    with pytest.raises(RouterError, match=r'ingress\.networking\.k8s\.io "web" not found'):
         routers.set_weight(ro, 10, "new", "old")
     _stable_ingress(store, "web")
     with pytest.raises(RouterError, match="ingress does not have service `web-root` in rules"):

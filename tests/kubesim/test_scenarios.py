@@ -330,7 +330,7 @@ def test_alb_canary_writes_the_forward_action_annotation_with_the_step_weights()
     assert (st["phase"], st["currentStepIndex"]) == ("Paused", 3)
     ing = store.get("networking.k8s.io/ingresses", "aws-edge", "catalog-api-ingress")
     annotations = ing["metadata"]["annotations"]
-    assert annotations["rollouts.argoproj.io/managed-alb-annotations"] == '{"catalog-api":["%s"]}' % key
+    assert annotations["rollouts.argoproj.io/managed-alb-annotations"] == f'{{"catalog-api":["{key}"]}}'
     assert annotations["alb.ingress.kubernetes.io/scheme"] == "internet-facing"  # others' are kept
     mine = next(e for e in ing["metadata"]["managedFields"] if e["manager"] == "rollouts-controller")
     assert set(mine["fieldsV1"]) == {"f:metadata"}  # the router patches annotations only
