@@ -99,15 +99,22 @@ ROUTER_CODES = {"router-weight-drift", "weight-fight"}
 
 
 @pytest.mark.parametrize(
-    ("scenario", "seconds"),
-    [("nginx-canary", 120), ("gateway-api-canary", 300), ("smi-canary", 300), ("istio-header-route", 120)],
+    ("scenario", "seconds", "rollout", "router", "codes"),
+    [
+        ("nginx-canary", 120, "storefront", ("Ingress", "storefront-storefront-canary", 50), set()),
+        ("gateway-api-canary", 300, "payments", ("HTTPRoute", "payments", 0), set()),
+        ("smi-canary", 300, "ledger", ("TrafficSplit", "ledger", 0), {"analysis-failed"}),
+        ("istio-header-route", 120, "ratings", ("VirtualService", "ratings", 10), set()),
+    ],
 )
 def test_a_router_that_follows_its_rollout_raises_no_router_finding(
-    tmp_path: Path, scenario: str, seconds: float
+    tmp_path: Path, scenario: str, seconds: float, rollout: str, router: tuple[str, str, int], codes: set[str]
 ) -> None:
-    recording = run(scenario, seconds).write_recording(tmp_path / f"{scenario}.jsonl")
-    codes = {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))}
-    assert not codes & {"router-weight-drift", "weight-fight"}
+    result = run(scenario, seconds)
+    (view,) = [v.to_dict() for v in rollout_views(result.dump(), now=result.now()) if v.name == rollout]
+    assert (view["router"]["kind"], view["router"]["name"], view["router"]["canaryWeight"]) == router
+    recording = result.write_recording(tmp_path / f"{scenario}.jsonl")
+    assert {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))} == codes
 
 
 def test_a_recording_of_traffic_ahead_of_capacity_reads_the_weight_from_the_canary_ingress(
