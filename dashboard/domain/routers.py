@@ -72,6 +72,7 @@ class RouterReading:
     problem: str = ""  # why no weight could be read (route not found…), shown instead of numbers
     # Where the weight lives, as an Argo CD ignoreDifferences jq path ("" for the kind's usual place).
     weight_path: str = ""
+    via: str = ""  # the Argo Rollouts traffic router that writes it (Istio, NGINX, ALB, Gateway API, SMI)
 
     @property
     def last_writer(self) -> Write | None:
@@ -94,6 +95,7 @@ class RouterReading:
             "lastWriteAt": rfc3339(last.at) if last and last.at else None,
             "writers": [w.to_dict() for w in self.writes],
             "problem": self.problem or None,
+            "via": self.via or None,
         }
 
 
@@ -175,6 +177,9 @@ def router_refs(rollout: Mapping[str, Any]) -> tuple[Ref, ...]:
     if routing.get("smi") is not None:
         refs.append((TRAFFIC_SPLIT, namespace, dig_str(routing, "smi", "trafficSplitName") or name))
     return tuple(dict.fromkeys(refs))
+
+
+_VIA = {VIRTUAL_SERVICE: "Istio", HTTP_ROUTE: "Gateway API", TRAFFIC_SPLIT: "SMI"}
 
 
 # Where each kind keeps its weights, in managedFields' fieldsV1 (lists of CRDs are atomic: the owner of
@@ -397,8 +402,19 @@ def read_router(rollout: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
             canary_w, stable_w = _backend_weights(backends, canary_service, stable_service, "service")
             if canary_w is None and stable_w is None:
                 problem = "no backend names the canary or stable Service"
+        via = _VIA.get(kind, "") if kind != INGRESS else ("ALB" if name in alb_ingresses else "NGINX")
         return RouterReading(
-            kind, namespace, name, canary_w, stable_w, header, mirror, writes_of(kind, obj), problem, path
+            kind,
+            namespace,
+            name,
+            canary_w,
+            stable_w,
+            header,
+            mirror,
+            writes_of(kind, obj),
+            problem,
+            path,
+            via,
         )
     return None
 

@@ -647,11 +647,17 @@ def router_lines(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     router = view.get("router")
     if not isinstance(router, Mapping):
         return []
-    source = f"weights from {router.get('kind')} {router.get('name')}"
+    kind, via = str(router.get("kind")), str(router.get("via") or "")
+    source = f"weights from {kind} {router.get('name')}" + (f" ({via})" if via else "")
     # Kind, name and writer are names: each on a line of its own, never broken mid-word; what does not
-    # fit is elided by the browser with the whole sentence in its tooltip.
+    # fit is elided by the browser with the whole sentence in its tooltip. An Ingress says whose it is.
     lines = [
-        {"text": str(router.get("kind")), "cls": "muted", "full": source, "nowrap": True},
+        {
+            "text": f"{via} {kind}" if via and kind == "Ingress" else kind,
+            "cls": "muted",
+            "full": source,
+            "nowrap": True,
+        },
         {"text": str(router.get("name")), "cls": "mono", "full": source, "nowrap": True},
     ]
     canary, stable = router.get("canaryWeight"), router.get("stableWeight")

@@ -100,7 +100,8 @@ def test_the_users_node_names_the_routing_object_and_its_weights(
     label = users.get_attribute("aria-label") or ""
     assert f"weights from {kind} {name}" in label and "written by " in label
     lines = page.evaluate(USERS_LINES)
-    assert kind in lines  # the kind whole on its own line, never "VirtualServ" / "ice"
+    # The kind whole on its own line, never "VirtualServ" / "ice"; an Ingress says whose it is.
+    assert {"nginx-canary": "NGINX Ingress", "alb-canary": "ALB Ingress"}.get(scenario, kind) in lines
     assert name in lines or any(line.endswith("…") and name.startswith(line[:-1]) for line in lines)
     if scenario == "nginx-canary":
         assert "header route: X-Canary: always" in label

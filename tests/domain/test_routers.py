@@ -203,3 +203,10 @@ def test_nginx_stable_ingresses_replace_the_single_stable_ingress() -> None:
         "nginx": {"stableIngress": "a", "stableIngresses": ["b", "c"]}
     }
     assert [name for _, _, name in router_refs(rollout)] == ["checkout-b-canary", "checkout-c-canary"]
+
+
+def test_a_reading_names_the_router_that_writes_it_so_an_alb_ingress_is_not_taken_for_nginx() -> None:
+    alb = read_router(alb_rollout(), [alb_ingress(30)])
+    istio = read_router(istio_rollout(), [virtual_service(20)])
+    assert alb is not None and istio is not None
+    assert (alb.to_dict()["via"], istio.to_dict()["via"]) == ("ALB", "Istio")

@@ -200,7 +200,7 @@ def test_the_users_node_shows_the_routers_weights_routes_and_source() -> None:
     view = build_rollout_view(istio_rollout(), routers=[vs], now=NOW).to_dict()
     users = _nodes(build_flow(view, NOW))["users"]
     texts = [line["full"] for line in users["lines"]]
-    assert "weights from VirtualService checkout-vsvc" in texts
+    assert "weights from VirtualService checkout-vsvc (Istio)" in texts
     assert "router: canary 20 / stable 80" in texts
     assert "header route: header-route" in texts and "mirror route: mirror-route" in texts
     assert "written by rollouts-controller" in texts
