@@ -15,7 +15,7 @@ routes' destinations by host (``canaryService``/``stableService``) or by Destina
 (``<annotationPrefix>/actions.<rootService or stableService>``, a JSON annotation), the HTTPRoute rule's
 ``backendRefs`` weights, the TrafficSplit's ``backends``.
 
-Non-goals: I/O, judging the weights (``findings.traffic`` does), ALB ping-pong services.
+Non-goals: I/O, judging the weights (``findings.traffic`` does).
 """
 
 from __future__ import annotations
@@ -143,6 +143,19 @@ def alb_action_key(rollout: Mapping[str, Any]) -> str:
     alb = dig_map(canary, "trafficRouting", "alb")
     service = as_str(alb.get("rootService")) or as_str(canary.get("stableService"))
     return f"{as_str(alb.get('annotationPrefix')) or ALB_PREFIX}/actions.{service}"
+
+
+def _alb_services(rollout: Mapping[str, Any]) -> tuple[str, str]:
+    """(canary, stable) Service names in ALB's target groups: with ``pingPong`` the ping and pong Services,
+    stable being the one ``status.canary.stablePingPong`` names (upstream ``GetStableAndCanaryServices``
+    with ping-pong preferred), else ``canaryService`` / ``stableService``."""
+    canary = dig_map(rollout, "spec", "strategy", "canary")
+    ping_pong = dig_map(canary, "pingPong")
+    if ping_pong:
+        ping, pong = as_str(ping_pong.get("pingService")), as_str(ping_pong.get("pongService"))
+        stable_is_ping = dig_str(rollout, "status", "canary", "stablePingPong") == "ping"
+        return (pong, ping) if stable_is_ping else (ping, pong)
+    return as_str(canary.get("canaryService")), as_str(canary.get("stableService"))
 
 
 def _gateway_routes(routing: Mapping[str, Any], namespace: str) -> list[Ref]:
@@ -318,13 +331,7 @@ def _alb(
     except ValueError:
         return None, None, header, f"{key} is not JSON", path
     groups = maps(dig(action, "ForwardConfig", "TargetGroups")) if isinstance(action, Mapping) else []
-    canary_w, stable_w = _backend_weights(
-        groups,
-        as_str(canary.get("canaryService")),
-        as_str(canary.get("stableService")),
-        "ServiceName",
-        weight_key="Weight",
-    )
+    canary_w, stable_w = _backend_weights(groups, *_alb_services(rollout), "ServiceName", weight_key="Weight")
     if canary_w is None and stable_w is None:
         return None, None, header, f"no target group of {key} names the canary or stable Service", path
     return canary_w, stable_w, header, "", path

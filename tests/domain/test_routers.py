@@ -210,3 +210,17 @@ def test_a_reading_names_the_router_that_writes_it_so_an_alb_ingress_is_not_take
     istio = read_router(istio_rollout(), [virtual_service(20)])
     assert alb is not None and istio is not None
     assert (alb.to_dict()["via"], istio.to_dict()["via"]) == ("ALB", "Istio")
+
+
+def test_alb_with_ping_pong_reads_the_ping_and_pong_target_groups_as_upstream_names_them() -> None:
+    rollout = alb_rollout()
+    rollout["spec"]["strategy"]["canary"]["pingPong"] = {
+        "pingService": "checkout-stable",
+        "pongService": "checkout-canary",
+    }
+    rollout["status"]["canary"]["stablePingPong"] = "pong"  # pong serves stable: ping is the canary
+    reading = read_router(rollout, [alb_ingress(30)])
+    assert reading is not None and (reading.canary_weight, reading.stable_weight) == (70, 30)
+    rollout["status"]["canary"]["stablePingPong"] = "ping"
+    reading = read_router(rollout, [alb_ingress(30)])
+    assert reading is not None and (reading.canary_weight, reading.stable_weight) == (30, 70)
