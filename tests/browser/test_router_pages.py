@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db]
 
 SCENARIOS = [
     "istio-weight-fight",
+    "istio-header-route",
     "nginx-canary",
     "gateway-api-canary",
     "alb-canary",
@@ -77,6 +78,7 @@ def test_istio_weight_fight_users_node_shows_the_virtual_service_and_its_weights
         ("gateway-api-canary", "HTTPRoute", "payments", None),
         ("alb-canary", "Ingress", "catalog-api-ingress", (50, 50)),
         ("smi-canary", "TrafficSplit", "ledger", (0, 100)),
+        ("istio-header-route", "VirtualService", "ratings", (10, 90)),
     ],
 )
 def test_the_users_node_names_the_routing_object_and_its_weights(
@@ -86,8 +88,11 @@ def test_the_users_node_names_the_routing_object_and_its_weights(
 
     def settled(view: dict[str, Any]) -> bool:
         router = view.get("router") or {}
-        return bool(router) and (
-            weights is None or (router["canaryWeight"], router["stableWeight"]) == weights
+        routes_done = scenario != "istio-header-route" or bool(router.get("mirrorRoutes"))
+        return (
+            bool(router)
+            and routes_done
+            and (weights is None or (router["canaryWeight"], router["stableWeight"]) == weights)
         )
 
     sims.wait_for_view(key, settled)
@@ -105,6 +110,8 @@ def test_the_users_node_names_the_routing_object_and_its_weights(
     assert name in lines or any(line.endswith("…") and name.startswith(line[:-1]) for line in lines)
     if scenario == "nginx-canary":
         assert "header route: X-Canary: always" in label
+    if scenario == "istio-header-route":
+        assert "header route: canary-header" in label and "mirror route: mirror-gets" in label
     assert_clean(page)
     if scenario == "alb-canary":
         shot(page, "alb-canary")
