@@ -81,12 +81,18 @@ WHAT_YOU_SEE = {
         "the Gateway API plugin moves the HTTPRoute's backendRefs weights; the users node names the HTTPRoute"
     ),
     "smi-canary": "the TrafficSplit's backends 10 → 40, then back to 0 / 100 after the failed analysis",
+    "alb-canary": (
+        "the ALB Ingress's forward action moves its target groups 20 → 50; the users node names the Ingress"
+    ),
     "traffic-ahead-of-capacity": "60 % of traffic on one canary pod, read from the canary Ingress",
     "hpa-workload-ref-conflict": (
         "the HPA targets the workloadRef Deployment, not the Rollout: autoscaler-targets-workload-ref"
     ),
     "hpa-sync-conflict": (
         "the HPA and Argo CD self-heal trade spec.replicas: autoscaler-sync-conflict, and the HPA card"
+    ),
+    "hpa-at-max-during-analysis": (
+        "the HPA sits at maxReplicas while the background analysis runs: autoscaler-at-max-during-analysis"
     ),
 }
 DEMO_GATE_LABEL = "demo (make demo)"

@@ -318,10 +318,134 @@ AUTOSCALING_SCENARIOS: list[Obj] = [
         ],
         "load": [{"hpa": "cart", "at": 0, "pods": 6}],
     },
+    {
+        "name": "hpa-at-max-during-analysis",
+        "description": "An HPA on the Rollout orders (60 % CPU target, 2 to 4 replicas) under a load of "
+        "12 pods' worth scales it to 4 and stays there (ScalingLimited, TooManyReplicas) while the "
+        "canary's background analysis measures the error rate every 10 s with no count. Ends Paused "
+        "at step 1/2 (indefinite pause) with the background AnalysisRun Running, spec.replicas 4 and "
+        "the HPA's desiredReplicas at its maxReplicas 4.",
+        "pod_ready_seconds": 2,
+        "analysis_templates": [_error_rate(interval="10s", count=0)],
+        "metrics": {"error-rate": [0.01, 0.012, 0.009]},
+        "rollouts": [
+            {
+                "name": "orders",
+                "namespace": "autoscale-max",
+                "replicas": 2,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed(
+                    "orders",
+                    [{"setWeight": 25}, {"pause": {}}],
+                    analysis=_analysis("orders-canary")["analysis"],
+                ),
+            }
+        ],
+        "objects": [
+            _cpu_hpa(
+                "orders",
+                "autoscale-max",
+                {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "orders"},
+                2,
+                4,
+            )
+        ],
+        "load": [{"hpa": "orders", "at": 0, "pods": 12}],
+        "events": [{"at": 20, "set_image": {"rollout": "orders", "image": "argoproj/rollouts-demo:green"}}],
+    },
 ]
 
 
 ROUTER_SCENARIOS: list[Obj] = [
+    {
+        "name": "alb-canary",
+        "description": "An AWS ALB-routed canary: the rollouts controller writes the forward action "
+        "annotation alb.ingress.kubernetes.io/actions.catalog-api-root on the Ingress "
+        "catalog-api-ingress (target groups catalog-api-canary and catalog-api-stable on port 80, "
+        "weights 20 then 50) and lists it in rollouts.argoproj.io/managed-alb-annotations. Ends "
+        "Paused at step 3/4 (indefinite pause) with the action's weights 50/50.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "catalog-api",
+                "namespace": "aws-edge",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "catalog-api-canary",
+                        "stableService": "catalog-api-stable",
+                        "trafficRouting": {
+                            "alb": {
+                                "ingress": "catalog-api-ingress",
+                                "rootService": "catalog-api-root",
+                                "servicePort": 80,
+                            }
+                        },
+                        "steps": [
+                            {"setWeight": 20},
+                            {"pause": {"duration": "20s"}},
+                            {"setWeight": 50},
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {
+                    "name": "catalog-api-root",
+                    "namespace": "aws-edge",
+                    "labels": {"app": "catalog-api"},
+                },
+                "spec": {
+                    "type": "NodePort",
+                    "selector": {"app": "catalog-api"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                },
+            },
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": {
+                    "name": "catalog-api-ingress",
+                    "namespace": "aws-edge",
+                    "annotations": {
+                        "alb.ingress.kubernetes.io/scheme": "internet-facing",
+                        "alb.ingress.kubernetes.io/target-type": "ip",
+                    },
+                },
+                "spec": {
+                    "ingressClassName": "alb",
+                    "rules": [
+                        {
+                            "host": "catalog.example.com",
+                            "http": {
+                                "paths": [
+                                    {
+                                        "path": "/",
+                                        "pathType": "Prefix",
+                                        "backend": {
+                                            "service": {
+                                                "name": "catalog-api-root",
+                                                "port": {"name": "use-annotation"},
+                                            }
+                                        },
+                                    }
+                                ]
+                            },
+                        }
+                    ],
+                },
+            },
+        ],
+        "events": [
+            {"at": 5, "set_image": {"rollout": "catalog-api", "image": "argoproj/rollouts-demo:green"}}
+        ],
+    },
     {
         "name": "istio-header-route",
         "description": "Subset-level Istio routing (DestinationRule canary/stable subsets labelled with "

@@ -32,6 +32,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "alb-canary",
         "istio-header-route",
         "traffic-ahead-of-capacity",
         "smi-canary",
@@ -40,6 +41,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "istio-weight-fight",
         "hpa-workload-ref-conflict",
         "hpa-sync-conflict",
+        "hpa-at-max-during-analysis",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -303,6 +305,55 @@ def test_traffic_ahead_of_capacity_sends_sixty_percent_to_one_canary_pod() -> No
     assert sizes == {st["currentPodHash"]: (1, 1), st["stableRS"]: (10, 10)}
     ing = store.get("networking.k8s.io/ingresses", "capacity", "quotes-quotes-canary")
     assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] == "60"
+
+
+ALB_ACTION = (
+    '{"Type":"forward","ForwardConfig":{"TargetGroups":['
+    '{"ServiceName":"catalog-api-canary","ServicePort":"80","Weight":%d},'
+    '{"ServiceName":"catalog-api-stable","ServicePort":"80","Weight":%d}]}}'
+)
+
+
+def test_alb_canary_writes_the_forward_action_annotation_with_the_step_weights() -> None:
+    sim, store, _ = start("alb-canary")
+    key = "alb.ingress.kubernetes.io/actions.catalog-api-root"
+    actions: list[str] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "networking.k8s.io/ingresses" and key in obj["metadata"].get("annotations", {}):
+            actions.append(obj["metadata"]["annotations"][key])
+
+    store.subscribe(watch)
+    sim.advance(90)
+    assert actions == [ALB_ACTION % (0, 100), ALB_ACTION % (20, 80), ALB_ACTION % (50, 50)]
+    st = rollout(store, "aws-edge", "catalog-api")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 3)
+    ing = store.get("networking.k8s.io/ingresses", "aws-edge", "catalog-api-ingress")
+    annotations = ing["metadata"]["annotations"]
+    assert annotations["rollouts.argoproj.io/managed-alb-annotations"] == f'{{"catalog-api":["{key}"]}}'
+    assert annotations["alb.ingress.kubernetes.io/scheme"] == "internet-facing"  # others' are kept
+    mine = next(e for e in ing["metadata"]["managedFields"] if e["manager"] == "rollouts-controller")
+    assert set(mine["fieldsV1"]) == {"f:metadata"}  # the router patches annotations only
+    reasons = [e["reason"] for e in store.list("events", "aws-edge")[0]]
+    assert reasons.count("PatchingALBIngress") == 3
+
+
+def test_hpa_at_max_during_analysis_pins_the_hpa_while_the_background_run_measures() -> None:
+    sim, store, _ = start("hpa-at-max-during-analysis")
+    sim.advance(120)
+    ro = rollout(store, "autoscale-max", "orders")
+    assert (ro["status"]["phase"], ro["status"]["currentStepIndex"], ro["spec"]["replicas"]) == (
+        "Paused",
+        1,
+        4,
+    )
+    [run] = runs(store, "autoscale-max")
+    assert run["status"]["phase"] == "Running"
+    assert ro["status"]["canary"]["currentBackgroundAnalysisRunStatus"]["name"] == run["metadata"]["name"]
+    hpa = store.get("autoscaling/horizontalpodautoscalers", "autoscale-max", "orders")
+    assert (hpa["status"]["desiredReplicas"], hpa["spec"]["maxReplicas"]) == (4, 4)
+    limited = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingLimited")
+    assert (limited["status"], limited["reason"]) == ("True", "TooManyReplicas")
 
 
 def test_an_hpa_on_the_workload_ref_deployment_is_disabled_once_the_rollout_takes_over() -> None:
