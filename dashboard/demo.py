@@ -88,6 +88,7 @@ WHAT_YOU_SEE = {
     "hpa-sync-conflict": (
         "the HPA and Argo CD self-heal trade spec.replicas: autoscaler-sync-conflict, and the HPA card"
     ),
+    "environments": "one app, bookstore, in dev, staging and prod: the Environments page lines them up",
 }
 DEMO_GATE_LABEL = "demo (make demo)"
 # Months: the simulated cluster stays failed until the demo stops.

@@ -487,7 +487,7 @@ class Simulation:
             image = str(images[count % len(images)])
             actions.set_image(
                 self.store,
-                scenario_ns[params["rollout"]],
+                str(params.get("namespace") or scenario_ns[params["rollout"]]),
                 params["rollout"],
                 str(params.get("container", "*")),
                 image,

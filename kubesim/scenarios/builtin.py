@@ -321,6 +321,63 @@ AUTOSCALING_SCENARIOS: list[Obj] = [
 ]
 
 
+def _environment(env: str, image: str, steps: list[Obj]) -> Obj:
+    """One environment of the bookstore app: the same rollout in its own namespace, labelled as one app."""
+    return {
+        "name": "bookstore",
+        "namespace": f"bookstore-{env}",
+        "replicas": 2,
+        "image": image,
+        "labels": {"app.kubernetes.io/name": "bookstore", "app.kubernetes.io/part-of": "shop"},
+        "strategy": {"canary": {"steps": steps}},
+    }
+
+
+ENVIRONMENT_SCENARIOS: list[Obj] = [
+    {
+        "name": "environments",
+        "description": "One app, bookstore (label app.kubernetes.io/name), in three namespaces: "
+        "bookstore-dev, bookstore-staging and bookstore-prod. prod runs blue; staging takes green and "
+        "waits for promotion at its pause step; dev moves on to yellow. Ends with prod Healthy on blue, "
+        "staging Paused at step 2/4 with green as its canary, dev Healthy on yellow.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            _environment(
+                "dev", "argoproj/rollouts-demo:green", [{"setWeight": 50}, {"pause": {"duration": "5s"}}]
+            ),
+            _environment(
+                "staging",
+                "argoproj/rollouts-demo:blue",
+                [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
+            ),
+            _environment(
+                "prod",
+                "argoproj/rollouts-demo:blue",
+                [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
+            ),
+        ],
+        "events": [
+            {
+                "at": 3,
+                "set_image": {
+                    "rollout": "bookstore",
+                    "namespace": "bookstore-staging",
+                    "image": "argoproj/rollouts-demo:green",
+                },
+            },
+            {
+                "at": 3,
+                "set_image": {
+                    "rollout": "bookstore",
+                    "namespace": "bookstore-dev",
+                    "image": "argoproj/rollouts-demo:yellow",
+                },
+            },
+        ],
+    },
+]
+
+
 ROUTER_SCENARIOS: list[Obj] = [
     {
         "name": "istio-header-route",
@@ -928,4 +985,5 @@ BUILTIN: list[Obj] = [
     *FLAGGER_SCENARIOS,
     *ROUTER_SCENARIOS,
     *AUTOSCALING_SCENARIOS,
+    *ENVIRONMENT_SCENARIOS,
 ]

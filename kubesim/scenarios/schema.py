@@ -35,6 +35,7 @@ Format (all times are simulated seconds since the scenario started)::
     events:
       - {at: 30, set_image: {rollout: web, image: argoproj/rollouts-demo:green}}
       - {at: 30, every: 300, set_image: {rollout: web, images: [a:1, a:2]}}   # repeats, cycling images
+      - {at: 30, set_image: {rollout: web, namespace: web-dev, image: a:3}}   # a name in several namespaces
       - {at: 60, commit: {app: web, message: "bump", values: {...}, inline_values: {...}}}
       - {at: 90, action: {rollout: web, name: promote}}     # promote, promote-full, skip-current-step,
                                                             # abort, retry, pause, resume, restart, undo
@@ -459,6 +460,16 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         if kind in ("set_image", "action") and params.get("rollout") not in by_name:
             raise c.fail(
                 f"{path}.{kind}.rollout", f"no rollout named {params.get('rollout')!r} in this scenario"
+            )
+        if (
+            kind == "set_image"
+            and "namespace" in params
+            and (params["namespace"], params["rollout"]) not in seen
+        ):
+            # A rollout name may repeat across namespaces (one app in several environments).
+            raise c.fail(
+                f"{path}.set_image.namespace",
+                f"no rollout {params['rollout']!r} in namespace {params['namespace']!r} in this scenario",
             )
         if kind == "set_image" and not (params.get("image") or params.get("images")):
             raise c.fail(f"{path}.set_image", "give image or images")
