@@ -40,6 +40,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "istio-weight-fight",
         "hpa-workload-ref-conflict",
         "hpa-sync-conflict",
+        "environments",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -131,6 +132,22 @@ def test_rerender_race_changes_the_hash_and_resets_the_step() -> None:
     app = store.get("argoproj.io/applications", "argocd", "frontend")
     deployed = app["status"]["history"]
     assert len(deployed) == 3 and deployed[1]["revision"] != deployed[2]["revision"]
+
+
+def test_environments_runs_one_app_in_three_namespaces_each_at_its_own_release() -> None:
+    sim, store, _ = start("environments")
+    sim.advance(120)
+    seen = {}
+    for env in ("dev", "staging", "prod"):
+        ro = rollout(store, f"bookstore-{env}", "bookstore")
+        assert ro["metadata"]["labels"]["app.kubernetes.io/name"] == "bookstore"
+        image = ro["spec"]["template"]["spec"]["containers"][0]["image"]
+        seen[env] = (ro["status"]["phase"], ro["status"].get("currentStepIndex"), image.rsplit(":", 1)[1])
+    assert seen == {
+        "dev": ("Healthy", 2, "yellow"),
+        "staging": ("Paused", 1, "green"),
+        "prod": ("Healthy", 4, "blue"),
+    }
 
 
 def test_paused_reads_degraded_ends_suspended_with_a_running_sync() -> None:
