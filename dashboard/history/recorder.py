@@ -45,6 +45,7 @@ def record_batch(items: Sequence[Item]) -> None:
         releases = _ensure_releases(items)
         changed: dict[int, Release] = {}
         new_events: list[TimelineEvent] = []
+        rollbacks: list[tuple[ReleaseKey, Release, datetime]] = []
         for view, events, at in items:
             ident = _ident(view)
             if ident is None:
@@ -54,6 +55,11 @@ def record_batch(items: Sequence[Item]) -> None:
                 if release is None:
                     continue
                 new_events.append(_event_row(release, event, at))
+                previous = str((event.get("data") or {}).get("previousPodHash") or "")
+                if (event.get("kind") == tl.RELEASE_STARTED and previous and previous != release.pod_hash
+                        and release.started_at < _event_time(event, at)):
+                    # The rollout went back to a release it ran before: the one it left was rolled back.
+                    rollbacks.append(((*ident, previous), release, _event_time(event, at)))
                 if event.get("kind") == tl.RELEASE_SUPERSEDED and release.outcome == Outcome.IN_PROGRESS:
                     release.outcome, release.ended_at = Outcome.SUPERSEDED, _event_time(event, at)
                     changed[release.pk] = release
@@ -67,10 +73,15 @@ def record_batch(items: Sequence[Item]) -> None:
             _update_releases(changed.values())
         if new_events:
             TimelineEvent.objects.bulk_create(new_events, ignore_conflicts=True)
+        for (cluster, namespace, rollout, pod_hash), back_to, when in rollbacks:
+            Release.objects.filter(
+                cluster=cluster, namespace=namespace, rollout=rollout, pod_hash=pod_hash,
+                started_at__gt=back_to.started_at, rolled_back_at__isnull=True,
+            ).update(rolled_back_at=when)
 
 
 _UPDATED_FIELDS = ("revision", "images", "steps_reached", "step_count", "outcome", "ended_at", "git_revision",
-                   "rollout_uid", "updated_at")
+                   "rollout_uid", "labels", "updated_at")
 
 
 def _update_releases(releases: Iterable[Release]) -> None:
@@ -164,7 +175,7 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
 def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool:
     """Bring the current release up to date with its view; True when something changed."""
     before = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
-              release.ended_at, release.git_revision, release.rollout_uid)
+              release.ended_at, release.git_revision, release.rollout_uid, release.labels)
     revision = view.get("revision")
     if isinstance(revision, int) and not isinstance(revision, bool):
         release.revision = revision
@@ -192,8 +203,11 @@ def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool
             release.outcome, release.ended_at = outcome, None  # e.g. retried after an abort
     elif release.outcome != outcome:
         release.outcome, release.ended_at = outcome, at
+    labels = view.get("labels")
+    if isinstance(labels, Mapping):
+        release.labels = {str(k): str(v) for k, v in labels.items()}
     after = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
-             release.ended_at, release.git_revision, release.rollout_uid)
+             release.ended_at, release.git_revision, release.rollout_uid, release.labels)
     return before != after
 
 
