@@ -149,7 +149,9 @@ def scoped_releases(filters: Filters, user: UserLike | None) -> QuerySet[Release
 def insights(filters: Filters, user: UserLike | None) -> dict[str, Any]:
     """Every figure for ``filters`` as ``user`` may see it (PostgreSQL only)."""
     if connection.vendor != "postgresql":
-        raise InsightsUnavailable("insights are computed by PostgreSQL: set DATABASE_URL to a PostgreSQL database")
+        raise InsightsUnavailable(
+            "insights are computed by PostgreSQL: set DATABASE_URL to a PostgreSQL database"
+        )
     releases = scoped_releases(filters, user)
     try:
         ids_sql, ids_params = releases.values("id").query.sql_with_params()
@@ -230,15 +232,24 @@ def release_figures(scope: _Scope) -> dict[str, Any]:
     )
     series, total = [], {"deployments": 0, "finished": 0, "failed": 0, "aborted": 0, "rolledBack": 0}
     for bucket, deployments, finished, failed, aborted, rolled_back in rows:
-        point = {"deployments": deployments, "finished": finished, "failed": failed, "aborted": aborted,
-                 "rolledBack": rolled_back, "changeFailureRate": _rate(failed, finished)}
+        point = {
+            "deployments": deployments,
+            "finished": finished,
+            "failed": failed,
+            "aborted": aborted,
+            "rolledBack": rolled_back,
+            "changeFailureRate": _rate(failed, finished),
+        }
         if bucket is None:
             total = point
         else:
             series.append({"bucket": _bucket(bucket), **point})
     days = (scope.filters.end - scope.filters.start).total_seconds() / 86400
-    summary = {**total, "changeFailureRate": _rate(total["failed"], total["finished"]),
-               "perDay": round(total["deployments"] / days, 3) if days else None}
+    summary = {
+        **total,
+        "changeFailureRate": _rate(total["failed"], total["finished"]),
+        "perDay": round(total["deployments"] / days, 3) if days else None,
+    }
     return {"summary": summary, "series": series}
 
 
@@ -312,7 +323,12 @@ def time_to_restore(scope: _Scope) -> dict[str, Any]:
     rows = scope.run(_RESTORE_SQL, phase=tl.PHASE_CHANGED, lookback=scope.filters.start - INCIDENT_LOOKBACK)
     series, summary = [], {"incidents": 0, "open": 0, "medianSeconds": None, "p90Seconds": None}
     for bucket, incidents, still_open, median, p90 in rows:
-        point = {"incidents": incidents, "open": still_open, "medianSeconds": _num(median), "p90Seconds": _num(p90)}
+        point = {
+            "incidents": incidents,
+            "open": still_open,
+            "medianSeconds": _num(median),
+            "p90Seconds": _num(p90),
+        }
         if bucket is None:
             summary = point
         else:
@@ -367,8 +383,13 @@ GROUP BY p.reason ORDER BY count(*) DESC, p.reason
 def pause_times(scope: _Scope) -> list[dict[str, Any]]:
     """Per pause reason (``CanaryPauseStep``, ``BlueGreenPause``, …): count, still open, median / p90 seconds."""
     return [
-        {"reason": reason, "count": count, "open": still_open, "medianSeconds": _num(median),
-         "p90Seconds": _num(p90)}
+        {
+            "reason": reason,
+            "count": count,
+            "open": still_open,
+            "medianSeconds": _num(median),
+            "p90Seconds": _num(p90),
+        }
         for reason, count, still_open, median, p90 in scope.run(
             _PAUSES_SQL, started=tl.PAUSE_STARTED, ended=tl.PAUSE_ENDED
         )
@@ -395,8 +416,14 @@ GROUP BY 1 ORDER BY count(*) DESC, 1
 def finding_counts(scope: _Scope) -> list[dict[str, Any]]:
     """Per finding code: times raised, still open, and how long it stayed open (median / p90 seconds)."""
     return [
-        {"code": code, "severity": severity, "raised": raised, "open": still_open,
-         "medianOpenSeconds": _num(median), "p90OpenSeconds": _num(p90)}
+        {
+            "code": code,
+            "severity": severity,
+            "raised": raised,
+            "open": still_open,
+            "medianOpenSeconds": _num(median),
+            "p90OpenSeconds": _num(p90),
+        }
         for code, severity, raised, still_open, median, p90 in scope.run(
             _FINDINGS_SQL, raised=tl.FINDING_RAISED, cleared=tl.FINDING_CLEARED
         )
@@ -416,11 +443,14 @@ def actor_counts(filters: Filters, user: UserLike | None) -> list[dict[str, Any]
         rows = rows.filter(rollout=filters.rollout)
     if filters.label:
         labelled = Release.objects.filter(
-            cluster=OuterRef("cluster"), namespace=OuterRef("namespace"), rollout=OuterRef("rollout"),
+            cluster=OuterRef("cluster"),
+            namespace=OuterRef("namespace"),
+            rollout=OuterRef("rollout"),
             labels__contains={filters.label[0]: filters.label[1]},
         )
         rows = rows.filter(Exists(labelled))
     rows = visible_rows(user, rows)
-    counted = rows.order_by().values("actor", "action").annotate(count=Count("id")).order_by("-count", "actor")
+    counted = (
+        rows.order_by().values("actor", "action").annotate(count=Count("id")).order_by("-count", "actor")
+    )
     return [{"actor": r["actor"], "action": r["action"], "count": r["count"]} for r in counted]
-

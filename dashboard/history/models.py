@@ -53,8 +53,11 @@ class Release(models.Model):
                 fields=["cluster", "namespace", "rollout", "-started_at"], name="release_by_rollout"
             ),
             models.Index(fields=["ended_at"], name="release_by_end"),
-            models.Index(fields=["rolled_back_at"], name="release_by_rollback",
-                         condition=models.Q(rolled_back_at__isnull=False)),
+            models.Index(
+                fields=["rolled_back_at"],
+                name="release_by_rollback",
+                condition=models.Q(rolled_back_at__isnull=False),
+            ),
         ]
         ordering = ["-started_at"]
 
@@ -79,8 +82,9 @@ class TimelineEvent(models.Model):
             # Insights read one kind of event over a period (steps, pauses, phases, findings).
             models.Index(fields=["kind", "at"], name="event_by_kind_time"),
             # A finding's clear is found by its raise's dedupe key + ":cleared".
-            models.Index(fields=["dedupe"], name="event_cleared_by_dedupe",
-                         condition=models.Q(kind="finding.cleared")),
+            models.Index(
+                fields=["dedupe"], name="event_cleared_by_dedupe", condition=models.Q(kind="finding.cleared")
+            ),
         ]
         ordering = ["at", "id"]
 

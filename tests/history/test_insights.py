@@ -26,17 +26,33 @@ def at(hours: float, day: int = 0) -> datetime:
     return DAY0 + timedelta(days=day, hours=hours)
 
 
-def release(pod_hash: str, start: datetime, end: datetime | None, outcome: str = Outcome.PROMOTED, *,
-            rollout: str = "web", namespace: str = "shop", cluster: str = "prod", **fields: Any) -> Release:
+def release(
+    pod_hash: str,
+    start: datetime,
+    end: datetime | None,
+    outcome: str = Outcome.PROMOTED,
+    *,
+    rollout: str = "web",
+    namespace: str = "shop",
+    cluster: str = "prod",
+    **fields: Any,
+) -> Release:
     return Release.objects.create(
-        cluster=cluster, namespace=namespace, rollout=rollout, pod_hash=pod_hash, started_at=start,
-        ended_at=end, outcome=outcome, **fields,
+        cluster=cluster,
+        namespace=namespace,
+        rollout=rollout,
+        pod_hash=pod_hash,
+        started_at=start,
+        ended_at=end,
+        outcome=outcome,
+        **fields,
     )
 
 
 def event(rel: Release, kind: str, when: datetime, dedupe: str = "", **data: Any) -> TimelineEvent:
-    return TimelineEvent.objects.create(release=rel, kind=kind, at=when, dedupe=dedupe or f"{kind}:{when}",
-                                        data=data)
+    return TimelineEvent.objects.create(
+        release=rel, kind=kind, at=when, dedupe=dedupe or f"{kind}:{when}", data=data
+    )
 
 
 def figures(filters: Filters = PERIOD, user: Any = None) -> dict[str, Any]:
@@ -57,7 +73,10 @@ def test_a_deployment_is_a_release_seen_to_end_fully_promoted_in_the_period() ->
     result = figures()["releases"]
     assert result["summary"]["deployments"] == 2
     assert result["summary"]["perDay"] == round(2 / 7, 3)
-    assert [(p["bucket"], p["deployments"]) for p in result["series"]] == [("2026-11-02", 1), ("2026-11-04", 1)]
+    assert [(p["bucket"], p["deployments"]) for p in result["series"]] == [
+        ("2026-11-02", 1),
+        ("2026-11-04", 1),
+    ]
 
 
 def test_the_change_failure_rate_counts_aborted_rolled_back_and_failed_analysis_releases() -> None:
@@ -75,8 +94,9 @@ def test_the_change_failure_rate_counts_aborted_rolled_back_and_failed_analysis_
 
 
 def test_lead_time_runs_from_the_merge_of_the_released_commit_to_full_promotion() -> None:
-    repo = Repository.objects.create(key="git.example.com/shop/web", url="https://git.example.com/shop/web",
-                                     provider="github")
+    repo = Repository.objects.create(
+        key="git.example.com/shop/web", url="https://git.example.com/shop/web", provider="github"
+    )
     Commit.objects.create(repository=repo, sha="a" * 40, received_at=at(0), merged_at=at(0))
     Commit.objects.create(repository=repo, sha="b" * 40, received_at=at(0), merged_at=None)  # a push
     release("r1", at(1), at(2), git_revision="A" * 40)  # 2 h after its merge (the sha's case is ignored)
@@ -131,25 +151,58 @@ def test_a_pause_lasts_until_the_release_next_ends_a_pause_and_open_ones_are_cou
 def test_a_finding_is_open_until_its_clear_on_the_same_rollout_even_in_a_later_release() -> None:
     first = release("a", at(0), at(2), Outcome.SUPERSEDED)
     later = release("b", at(2), at(5))
-    event(first, tl.FINDING_RAISED, at(1), "finding:weight-fight:t1", code="weight-fight", severity="critical")
+    event(
+        first, tl.FINDING_RAISED, at(1), "finding:weight-fight:t1", code="weight-fight", severity="critical"
+    )
     event(later, tl.FINDING_CLEARED, at(4), "finding:weight-fight:t1:cleared", code="weight-fight")
-    event(later, tl.FINDING_RAISED, at(4.5), "finding:weight-fight:t2", code="weight-fight", severity="critical")
+    event(
+        later, tl.FINDING_RAISED, at(4.5), "finding:weight-fight:t2", code="weight-fight", severity="critical"
+    )
     elsewhere = release("c", at(0), at(1), rollout="api")
     event(elsewhere, tl.FINDING_CLEARED, at(1), "finding:weight-fight:t2:cleared", code="weight-fight")
     found = figures()["findings"]
-    assert found == [{"code": "weight-fight", "severity": "critical", "raised": 2, "open": 1,
-                      "medianOpenSeconds": 3 * 3600.0, "p90OpenSeconds": 3 * 3600.0}]
+    assert found == [
+        {
+            "code": "weight-fight",
+            "severity": "critical",
+            "raised": 2,
+            "open": 1,
+            "medianOpenSeconds": 3 * 3600.0,
+            "p90OpenSeconds": 3 * 3600.0,
+        }
+    ]
 
 
 def test_actors_count_done_actions_by_person() -> None:
-    for who, action, outcome in [("ana", "promote", AuditOutcome.DONE), ("ana", "promote", AuditOutcome.DONE),
-                                 ("bo", "abort", AuditOutcome.DONE), ("bo", "promote", AuditOutcome.CONFLICT)]:
-        attempt = AuditEntry.objects.create(at=at(1), actor=who, action=action, cluster="prod", namespace="shop",
-                                            rollout="web", outcome=AuditOutcome.ACCEPTED)
-        AuditEntry.objects.create(at=at(1), actor=who, action=action, cluster="prod", namespace="shop",
-                                  rollout="web", outcome=outcome, attempt=attempt)
-    assert figures()["actors"] == [{"actor": "ana", "action": "promote", "count": 2},
-                                   {"actor": "bo", "action": "abort", "count": 1}]
+    for who, action, outcome in [
+        ("ana", "promote", AuditOutcome.DONE),
+        ("ana", "promote", AuditOutcome.DONE),
+        ("bo", "abort", AuditOutcome.DONE),
+        ("bo", "promote", AuditOutcome.CONFLICT),
+    ]:
+        attempt = AuditEntry.objects.create(
+            at=at(1),
+            actor=who,
+            action=action,
+            cluster="prod",
+            namespace="shop",
+            rollout="web",
+            outcome=AuditOutcome.ACCEPTED,
+        )
+        AuditEntry.objects.create(
+            at=at(1),
+            actor=who,
+            action=action,
+            cluster="prod",
+            namespace="shop",
+            rollout="web",
+            outcome=outcome,
+            attempt=attempt,
+        )
+    assert figures()["actors"] == [
+        {"actor": "ana", "action": "promote", "count": 2},
+        {"actor": "bo", "action": "abort", "count": 1},
+    ]
 
 
 def test_filters_narrow_every_figure_by_cluster_namespace_rollout_and_label() -> None:
@@ -157,7 +210,8 @@ def test_filters_narrow_every_figure_by_cluster_namespace_rollout_and_label() ->
     release("b", at(1), at(2), rollout="api", labels={"team": "search"})
     release("c", at(1), at(2), cluster="staging")
     count = lambda **f: figures(Filters(start=PERIOD.start, end=PERIOD.end, **f))["releases"]["summary"][  # noqa: E731
-        "deployments"]
+        "deployments"
+    ]
     assert count() == 3
     assert count(cluster="staging") == 1
     assert count(rollout="api") == 1
@@ -169,10 +223,25 @@ def test_a_namespace_scoped_user_counts_only_the_rollouts_they_may_see() -> None
     for ns in ("shop", "billing"):
         rel = release(f"h-{ns}", at(1), at(2), Outcome.ABORTED, namespace=ns)
         event(rel, tl.FINDING_RAISED, at(1.5), f"finding:x:{ns}", code="stuck", severity="warning")
-        attempt = AuditEntry.objects.create(at=at(1), actor="ana", action="abort", cluster="prod", namespace=ns,
-                                            rollout="web", outcome=AuditOutcome.ACCEPTED)
-        AuditEntry.objects.create(at=at(1), actor="ana", action="abort", cluster="prod", namespace=ns,
-                                  rollout="web", outcome=AuditOutcome.DONE, attempt=attempt)
+        attempt = AuditEntry.objects.create(
+            at=at(1),
+            actor="ana",
+            action="abort",
+            cluster="prod",
+            namespace=ns,
+            rollout="web",
+            outcome=AuditOutcome.ACCEPTED,
+        )
+        AuditEntry.objects.create(
+            at=at(1),
+            actor="ana",
+            action="abort",
+            cluster="prod",
+            namespace=ns,
+            rollout="web",
+            outcome=AuditOutcome.DONE,
+            attempt=attempt,
+        )
     shopper = User.objects.create_user("shopper", password="x")
     viewer = Role.objects.get_or_create(name="viewer-ish", defaults={"actions": "get"})[0]
     Grant.objects.create(user=shopper, role=viewer, cluster="prod", namespace="shop")
@@ -189,13 +258,23 @@ NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
 
 def test_filters_come_from_the_query_string_and_bad_ones_name_their_field() -> None:
-    f = parse_filters({"from": "2026-11-01", "to": "2026-11-07", "label": "team=payments", "cluster": "prod"},
-                      now=NOW)
-    assert (f.start, f.end, f.bucket, f.label) == (datetime(2026, 11, 1, tzinfo=UTC),
-                                                   datetime(2026, 11, 8, tzinfo=UTC), "day", ("team", "payments"))
+    f = parse_filters(
+        {"from": "2026-11-01", "to": "2026-11-07", "label": "team=payments", "cluster": "prod"}, now=NOW
+    )
+    assert (f.start, f.end, f.bucket, f.label) == (
+        datetime(2026, 11, 1, tzinfo=UTC),
+        datetime(2026, 11, 8, tzinfo=UTC),
+        "day",
+        ("team", "payments"),
+    )
     assert parse_filters({"days": "90"}, now=NOW).bucket == "week"
-    for query, field in [({"days": "x"}, "days"), ({"from": "yesterday"}, "from"), ({"label": "team"}, "label"),
-                         ({"bucket": "hour"}, "bucket"), ({"from": "2026-11-05", "to": "2026-11-01"}, "from")]:
+    for query, field in [
+        ({"days": "x"}, "days"),
+        ({"from": "yesterday"}, "from"),
+        ({"label": "team"}, "label"),
+        ({"bucket": "hour"}, "bucket"),
+        ({"from": "2026-11-05", "to": "2026-11-01"}, "from"),
+    ]:
         with pytest.raises(InsightsError) as error:
             parse_filters(query, now=NOW)
         assert error.value.field == field

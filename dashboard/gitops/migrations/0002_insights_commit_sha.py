@@ -4,14 +4,13 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('gitops', '0001_initial'),
+        ("gitops", "0001_initial"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='commit',
-            index=models.Index(fields=['sha'], name='gitops_commit_by_sha'),
+            model_name="commit",
+            index=models.Index(fields=["sha"], name="gitops_commit_by_sha"),
         ),
     ]
