@@ -35,7 +35,8 @@ from typing import Any
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import CharField, Count, QuerySet, Value
+from django.db.models.functions import Concat
 
 from dashboard.access.visibility import UserLike, visible_rows
 from dashboard.actions.models import AuditEntry
@@ -46,6 +47,7 @@ from dashboard.history.models import Outcome, Release
 BUCKETS = ("day", "week")
 DEFAULT_DAYS = 30
 MAX_DAYS = 3 * 366
+_KEY = Concat("cluster", Value("/"), "namespace", Value("/"), "rollout", output_field=CharField())
 INCIDENT_LOOKBACK = timedelta(days=30)  # phase history read before the period, to tell an incident's start
 
 
@@ -154,7 +156,7 @@ def insights(filters: Filters, user: UserLike | None) -> dict[str, Any]:
         )
     releases = scoped_releases(filters, user)
     try:
-        ids_sql, ids_params = releases.values("id").query.sql_with_params()
+        ids_sql, ids_params = releases.order_by().values("id").query.sql_with_params()
     except EmptyResultSet:  # nothing visible (or a filter that can match nothing)
         ids_sql, ids_params = "SELECT NULL::bigint WHERE false", ()
     scope = _Scope(ids_sql, tuple(ids_params), filters)
@@ -302,8 +304,8 @@ WITH phases AS (
 ), marked AS (
     SELECT p.*,
            lag(p.status) OVER w AS before,
-           min(p.at) FILTER (WHERE p.status = 'Healthy') OVER (w ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
-               AS restored
+           min(p.at) FILTER (WHERE p.status = 'Healthy')
+               OVER (w ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS restored
     FROM phases p
     WINDOW w AS (PARTITION BY p.cluster, p.namespace, p.rollout ORDER BY p.at)
 )
@@ -397,19 +399,28 @@ def pause_times(scope: _Scope) -> list[dict[str, Any]]:
 
 
 _FINDINGS_SQL = """
-SELECT e.data ->> 'code' AS code, max(e.data ->> 'severity') AS severity, count(*) AS raised,
-       count(*) FILTER (WHERE c.at IS NULL) AS open,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM c.at - e.at)) FILTER (WHERE c.at IS NOT NULL),
-       percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM c.at - e.at)) FILTER (WHERE c.at IS NOT NULL)
-FROM dashboard_timelineevent e
-JOIN dashboard_release r ON r.id = e.release_id
-LEFT JOIN LATERAL (
-    SELECT min(x.at) AS at FROM dashboard_timelineevent x JOIN dashboard_release rx ON rx.id = x.release_id
-    WHERE x.kind = %(cleared)s AND x.dedupe = left(e.dedupe || ':cleared', 255)
-      AND rx.cluster = r.cluster AND rx.namespace = r.namespace AND rx.rollout = r.rollout
-) c ON true
-WHERE e.kind = %(raised)s AND e.at >= %(start)s AND e.at < %(end)s AND e.release_id IN ({releases})
-GROUP BY 1 ORDER BY count(*) DESC, 1
+WITH raised AS (
+    SELECT e.id, e.at, e.data ->> 'code' AS code, e.data ->> 'severity' AS severity,
+           left(e.dedupe || ':cleared', 255) AS clear_key, r.cluster, r.namespace, r.rollout
+    FROM dashboard_timelineevent e JOIN dashboard_release r ON r.id = e.release_id
+    WHERE e.kind = %(raised)s AND e.at >= %(start)s AND e.at < %(end)s AND e.release_id IN ({releases})
+), cleared AS (
+    SELECT x.dedupe, x.at, rx.cluster, rx.namespace, rx.rollout
+    FROM dashboard_timelineevent x JOIN dashboard_release rx ON rx.id = x.release_id
+    WHERE x.kind = %(cleared)s AND x.at >= %(start)s
+), paired AS (
+    SELECT raised.id, raised.at, raised.code, raised.severity, min(cleared.at) AS cleared_at
+    FROM raised LEFT JOIN cleared
+      ON cleared.dedupe = raised.clear_key AND cleared.cluster = raised.cluster
+     AND cleared.namespace = raised.namespace AND cleared.rollout = raised.rollout
+    GROUP BY raised.id, raised.at, raised.code, raised.severity
+)
+SELECT code, max(severity), count(*), count(*) FILTER (WHERE cleared_at IS NULL),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM cleared_at - at))
+           FILTER (WHERE cleared_at IS NOT NULL),
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM cleared_at - at))
+           FILTER (WHERE cleared_at IS NOT NULL)
+FROM paired GROUP BY code ORDER BY count(*) DESC, code
 """
 
 
@@ -442,13 +453,15 @@ def actor_counts(filters: Filters, user: UserLike | None) -> list[dict[str, Any]
     if filters.rollout:
         rows = rows.filter(rollout=filters.rollout)
     if filters.label:
-        labelled = Release.objects.filter(
-            cluster=OuterRef("cluster"),
-            namespace=OuterRef("namespace"),
-            rollout=OuterRef("rollout"),
-            labels__contains={filters.label[0]: filters.label[1]},
+        # The audit log has no labels: the rollouts whose releases carry the label, as one set to join.
+        labelled = (
+            Release.objects.filter(labels__contains={filters.label[0]: filters.label[1]})
+            .order_by()
+            .annotate(_key=_KEY)
+            .values("_key")
+            .distinct()
         )
-        rows = rows.filter(Exists(labelled))
+        rows = rows.alias(_key=_KEY).filter(_key__in=labelled)
     rows = visible_rows(user, rows)
     counted = (
         rows.order_by().values("actor", "action").annotate(count=Count("id")).order_by("-count", "actor")
