@@ -344,13 +344,15 @@ WITH steps AS (
            lead(e.at) OVER (PARTITION BY e.release_id ORDER BY e.at, e.id) AS next_at
     FROM dashboard_timelineevent e
     WHERE e.kind = %(step)s AND e.at >= %(start)s AND e.release_id IN ({releases})
+), timed AS (
+    SELECT s.step, extract(epoch FROM coalesce(s.next_at, r.ended_at) - s.at) AS seconds
+    FROM steps s JOIN dashboard_release r ON r.id = s.release_id
+    WHERE s.at < %(end)s AND s.inferred IS DISTINCT FROM 'true'
+      AND coalesce(s.next_at, r.ended_at) IS NOT NULL
 )
-SELECT s.step, count(*) AS times,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(s.next_at, r.ended_at) - s.at)),
-       percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(s.next_at, r.ended_at) - s.at))
-FROM steps s JOIN dashboard_release r ON r.id = s.release_id
-WHERE s.at < %(end)s AND s.inferred IS DISTINCT FROM 'true' AND coalesce(s.next_at, r.ended_at) IS NOT NULL
-GROUP BY s.step ORDER BY s.step
+SELECT step, count(*) AS times, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds),
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds)
+FROM timed GROUP BY step ORDER BY step
 """
 
 
@@ -383,7 +385,8 @@ GROUP BY p.reason ORDER BY count(*) DESC, p.reason
 
 
 def pause_times(scope: _Scope) -> list[dict[str, Any]]:
-    """Per pause reason (``CanaryPauseStep``, ``BlueGreenPause``, …): count, still open, median / p90 seconds."""
+    """Per pause reason (``CanaryPauseStep``, ``BlueGreenPause``, …): count, still open, median and p90
+    seconds."""
     return [
         {
             "reason": reason,

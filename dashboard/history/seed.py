@@ -37,14 +37,14 @@ class Seeded:
 
 def _next_id(table: str) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}")  # noqa: S608 (a fixed table name)
+        cursor.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}")
         return int(cursor.fetchone()[0])
 
 
 def _move_sequence(table: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"  # noqa: S608
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
         )
 
 
@@ -90,6 +90,7 @@ def seed_history(
             run = timedelta(minutes=rng.randint(10, 120))
             roll = rng.random()
             outcome, rolled_back = "promoted", None
+            ended: datetime | None
             if roll < 0.08:
                 outcome = "aborted"
             elif roll < 0.11:

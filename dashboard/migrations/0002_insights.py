@@ -4,32 +4,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dashboard', '0001_history'),
+        ("dashboard", "0001_history"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='release',
-            name='labels',
+            model_name="release",
+            name="labels",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='release',
-            name='rolled_back_at',
+            model_name="release",
+            name="rolled_back_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddIndex(
-            model_name='release',
-            index=models.Index(condition=models.Q(('rolled_back_at__isnull', False)), fields=['rolled_back_at'], name='release_by_rollback'),
+            model_name="release",
+            index=models.Index(
+                condition=models.Q(("rolled_back_at__isnull", False)),
+                fields=["rolled_back_at"],
+                name="release_by_rollback",
+            ),
         ),
         migrations.AddIndex(
-            model_name='timelineevent',
-            index=models.Index(fields=['kind', 'at'], name='event_by_kind_time'),
+            model_name="timelineevent",
+            index=models.Index(fields=["kind", "at"], name="event_by_kind_time"),
         ),
         migrations.AddIndex(
-            model_name='timelineevent',
-            index=models.Index(condition=models.Q(('kind', 'finding.cleared')), fields=['dedupe'], name='event_cleared_by_dedupe'),
+            model_name="timelineevent",
+            index=models.Index(
+                condition=models.Q(("kind", "finding.cleared")),
+                fields=["dedupe"],
+                name="event_cleared_by_dedupe",
+            ),
         ),
     ]
