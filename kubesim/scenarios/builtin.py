@@ -336,10 +336,11 @@ def _environment(env: str, image: str, steps: list[Obj]) -> Obj:
 ENVIRONMENT_SCENARIOS: list[Obj] = [
     {
         "name": "environments",
-        "description": "One app, bookstore (label app.kubernetes.io/name), in three namespaces: "
-        "bookstore-dev, bookstore-staging and bookstore-prod. prod runs blue; staging takes green and "
-        "waits for promotion at its pause step; dev moves on to yellow. Ends with prod Healthy on blue, "
-        "staging Paused at step 2/4 with green as its canary, dev Healthy on yellow.",
+        "description": "One app, bookstore (label app.kubernetes.io/name), in three namespaces, each "
+        "rendered by its own Argo CD Application: bookstore-dev, bookstore-staging and bookstore-prod. "
+        "prod runs blue; a commit takes staging to green, which waits for promotion at its pause step; "
+        "another takes dev to yellow. Ends with prod Healthy on blue, staging Paused at step 1/4 with "
+        "green as its canary, dev Healthy on yellow.",
         "pod_ready_seconds": 2,
         "rollouts": [
             _environment(
@@ -356,21 +357,31 @@ ENVIRONMENT_SCENARIOS: list[Obj] = [
                 [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
             ),
         ],
+        "applications": [
+            {
+                "name": f"bookstore-{env}",
+                "rollout": "bookstore",
+                "namespace": f"bookstore-{env}",
+                "values": {"image": {"tag": tag}},
+                "path": f"envs/{env}",
+            }
+            for env, tag in (("dev", "green"), ("staging", "blue"), ("prod", "blue"))
+        ],
         "events": [
             {
                 "at": 3,
-                "set_image": {
-                    "rollout": "bookstore",
-                    "namespace": "bookstore-staging",
-                    "image": "argoproj/rollouts-demo:green",
+                "commit": {
+                    "app": "bookstore-staging",
+                    "message": "staging: green",
+                    "values": {"image": {"tag": "green"}},
                 },
             },
             {
                 "at": 3,
-                "set_image": {
-                    "rollout": "bookstore",
-                    "namespace": "bookstore-dev",
-                    "image": "argoproj/rollouts-demo:yellow",
+                "commit": {
+                    "app": "bookstore-dev",
+                    "message": "dev: yellow",
+                    "values": {"image": {"tag": "yellow"}},
                 },
             },
         ],

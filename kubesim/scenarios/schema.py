@@ -27,6 +27,7 @@ Format (all times are simulated seconds since the scenario started)::
     applications:                       # Argo CD Applications rendering a rollout above (see kubesim.gitops)
       - name: web
         rollout: web
+        namespace: demo                 # optional: which namespace's rollout (a name in several namespaces)
         values: {image: {tag: blue}, config: {timeout: 30}}    # values file at the first commit
         inline_values: {}                                      # spec.source.helm.values
         checkout_lag_seconds: 30        # how far the repo-server's checkout lags behind git
@@ -413,10 +414,15 @@ def parse_scenario(data: Any, source: str) -> Scenario:
                 "repo_url",
                 "path",
                 "values_file",
+                "namespace",
             },
             {"name", "rollout"},
         )
         target = by_name.get(item["rollout"])
+        if "namespace" in item:  # a rollout name repeated in several namespaces (one app, many environments)
+            target = next(
+                (r for r in rollouts if (r.namespace, r.name) == (item["namespace"], item["rollout"])), None
+            )
         if target is None:
             raise c.fail(f"{path}.rollout", f"no rollout named {item['rollout']!r} in this scenario")
         apps.append(

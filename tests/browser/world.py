@@ -57,6 +57,7 @@ SCENARIO_KEYS = {
     "hpa-workload-ref-conflict": "sim/autoscale-ref/api",
     "hpa-sync-conflict": "sim/autoscale-sync/cart",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
+    "environments": "sim/bookstore-dev/bookstore",  # and bookstore-staging, bookstore-prod
 }
 
 
