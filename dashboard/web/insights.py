@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -45,8 +46,41 @@ def trend(values: Sequence[float | None]) -> list[float | None]:
     return [round(mean_y + slope * (i - mean_x), 4) for i in range(len(values))]
 
 
+def buckets(start: date, end: date, size: str) -> list[str]:
+    """Every bucket of the period, as the database names them: days, or weeks from their Monday (pure)."""
+    first = start - timedelta(days=start.weekday()) if size == "week" else start
+    step = timedelta(days=7 if size == "week" else 1)
+    out = []
+    while first <= end:
+        out.append(first.isoformat())
+        first += step
+    return out
+
+
+_EMPTY = {
+    "releases": {
+        "deployments": 0,
+        "finished": 0,
+        "failed": 0,
+        "aborted": 0,
+        "rolledBack": 0,
+        "changeFailureRate": None,
+    },
+    "leadTime": {"releases": 0, "medianSeconds": None, "p90Seconds": None},
+    "restore": {"incidents": 0, "open": 0, "medianSeconds": None, "p90Seconds": None},
+}
+
+
 def with_trends(document: dict[str, Any]) -> dict[str, Any]:
-    """Add a ``trend`` to each series figure: deployments, change failure rate, lead time, restore."""
+    """Fill the buckets where nothing happened (zero deployments is a figure too), then add a ``trend`` to
+    each series figure: deployments, change failure rate, lead time, restore."""
+    filters = document["filters"]
+    start = datetime.fromisoformat(filters["from"].replace("Z", "+00:00")).date()
+    end = (datetime.fromisoformat(filters["to"].replace("Z", "+00:00")) - timedelta(microseconds=1)).date()
+    every = buckets(start, end, filters["bucket"])
+    for figure, empty in _EMPTY.items():
+        known = {p["bucket"]: p for p in document[figure]["series"]}
+        document[figure]["series"] = [known.get(b) or {"bucket": b, **empty} for b in every]
     for figure, field in (
         ("releases", "deployments"),
         ("releases", "changeFailureRate"),

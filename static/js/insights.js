@@ -45,8 +45,10 @@
   }
   var charts = document.getElementById("insights-charts");
   function chart(id, title, yTitle, series, field, trend, kind, scale, percent) {
-    var node = el("div", { "class": "card insights-chart", "data-chart": id });
-    charts.appendChild(node);
+    var card = el("div", { "class": "card insights-chart", "data-chart": id });
+    var node = el("div", { "class": "insights-plot" });
+    card.appendChild(node);
+    charts.appendChild(card);
     var x = series.map(function (p) { return p.bucket; });
     var y = series.map(function (p) { return p[field] === null ? null : p[field] * (scale || 1); });
     if (!series.length) {

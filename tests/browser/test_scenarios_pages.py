@@ -209,7 +209,11 @@ def test_the_environments_page_lines_up_the_demo_app_in_three_environments(sims:
                    && p.textContent.includes(':yellow'); }""",
             timeout=60_000,
         )
-        assert [p.get_attribute("data-env") for p in app.locator(".env-place").all()] == ["dev", "staging", "prod"]
+        assert [p.get_attribute("data-env") for p in app.locator(".env-place").all()] == [
+            "dev",
+            "staging",
+            "prod",
+        ]
         staging = app.locator(".env-place[data-env=staging]")
         assert staging.locator(".env-phase").text_content() == "Paused"
         assert ":green" in (staging.locator("[data-tag=canary]").text_content() or "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from django.test import Client
 
 from dashboard.history.models import Outcome, Release
-from dashboard.web.insights import trend
+from dashboard.web.insights import buckets, trend
 from tests.web import samples
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_insights_export_as_csv(client_in: Client) -> None:
     assert response["Content-Type"].startswith("text/csv")
     lines = response.content.decode().splitlines()
     assert lines[0].startswith("bucket,deployments,finished,failed,change_failure_rate")
-    assert lines[1].split(",")[1] == "1"
+    assert sum(int(line.split(",")[1]) for line in lines[1:]) == 1
     assert client_in.get("/api/v1/insights?format=csv&table=actors").content.decode().strip() == "actor"
 
 
@@ -91,6 +91,14 @@ def test_insights_through_the_api_count_only_what_the_user_may_see(settings: Any
     client = Client()
     client.force_login(user)
     assert client.get("/api/v1/insights?days=7").json()["releases"]["summary"]["deployments"] == 1
+
+
+def test_every_bucket_of_the_period_is_in_the_series_even_when_nothing_happened(client_in: Client) -> None:
+    _released("shop", 5)
+    series = client_in.get("/api/v1/insights?days=7").json()["releases"]["series"]
+    assert len(series) == 8 and sum(p["deployments"] for p in series) == 1  # 7 days reach into an 8th date
+    weeks = buckets(date(2026, 11, 4), date(2026, 11, 20), "week")
+    assert weeks == ["2026-11-02", "2026-11-09", "2026-11-16"]
 
 
 def test_the_trend_is_the_least_squares_line_through_known_points() -> None:
