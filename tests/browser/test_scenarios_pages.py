@@ -204,7 +204,8 @@ def test_the_environments_page_lines_up_the_demo_app_in_three_environments(sims:
         app = page.locator(".env-app[data-app=bookstore]")
         # Live: the page follows the fleet socket until dev has finished its yellow release.
         page.wait_for_function(
-            """() => { const p = document.querySelector('.env-app[data-app=bookstore] .env-place[data-env=dev]');
+            """() => { const p = document.querySelector(
+                   '.env-app[data-app=bookstore] .env-place[data-env=dev]');
                  return p && p.querySelector('.env-phase').textContent === 'Healthy'
                    && p.textContent.includes(':yellow'); }""",
             timeout=60_000,
