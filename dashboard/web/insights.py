@@ -177,11 +177,13 @@ async def api_insights(request: HttpRequest) -> HttpResponse:
 @require_GET
 @_reader()
 async def insights_page(request: HttpRequest) -> HttpResponse:
-    error, document = "", None
+    error, document, status = "", None, 200
     try:
         document = await sync_to_async(_document)(request)
-    except (ins.InsightsError, ins.InsightsUnavailable) as problem:
-        error = str(problem)
+    except ins.InsightsError as problem:
+        error, status = str(problem), 400
+    except ins.InsightsUnavailable as problem:
+        error = str(problem)  # the embedded SQLite mode: the page explains, it is not a bad request
     query = request.GET
     context = {
         "page": "insights",
@@ -194,7 +196,7 @@ async def insights_page(request: HttpRequest) -> HttpResponse:
         "summary": document,
         "query": request.GET.urlencode(),
     }
-    return render(request, "dashboard/insights.html", context, status=400 if error else 200)
+    return render(request, "dashboard/insights.html", context, status=status)
 
 
 # --- environments ------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@
       .then(function (r) { if (r.status === 401) { location.reload(); return null; } return r.ok ? r.json() : null; })
       .then(function (d) { if (d) draw(d); });
   }
-  function soon() { clearTimeout(pending); pending = setTimeout(refresh, 400); }
+  function soon() { clearTimeout(pending); pending = setTimeout(refresh, 750); }
 
   document.getElementById("env-search-form").addEventListener("submit", function (event) {
     event.preventDefault();
