@@ -97,6 +97,8 @@ def _place(row: Mapping[str, Any], env: str) -> dict[str, Any]:
         "commit": revision,
         "commitShort": revision[:7],
         "application": row.get("application") or "",
+        "gitops": row.get("gitops") or "",  # the managing Application's health · sync, when there is one
+        "gitopsIcon": row.get("gitopsIcon") or "",
         "match": False,
     }
 

@@ -20,6 +20,10 @@
     card.appendChild(el("div", { "class": "muted env-where" }, p.cluster + " / " + p.namespace));
     card.appendChild(el("div", { "class": "status-cell env-status" }, icon(p.icon), el("span", { "class": "env-phase" }, p.status),
       p.step ? el("span", { "class": "muted env-step" }, "step " + p.step + (p.setWeight !== null && p.setWeight !== undefined && p.canaryHash ? " · " + p.setWeight + " %" : "")) : ""));
+    if (p.gitops) {
+      card.appendChild(el("div", { "class": "muted env-gitops", title: "Argo CD Application " + p.application },
+        icon(p.gitopsIcon || "unknown"), "Argo CD " + p.gitops));
+    }
     var runs = el("div", { "class": "env-runs" });
     runs.appendChild(el("div", { "class": "k" }, "stable"));
     images(p.stableImages, "stable").forEach(function (n) { runs.appendChild(n); });

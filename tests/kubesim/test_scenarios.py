@@ -150,6 +150,29 @@ def test_environments_runs_one_app_in_three_namespaces_each_at_its_own_release()
     }
 
 
+def test_a_scenario_event_may_name_the_namespace_of_a_rollout_name_used_twice(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "name: twice\ndescription: Ends Healthy.\nrollouts:\n"
+        + "".join(
+            f"  - {{name: web, namespace: {ns}, image: 'a:1',"
+            " strategy: {canary: {steps: [{setWeight: 50}]}}}\n"
+            for ns in ("web-dev", "web-prod")
+        )
+        + "events:\n  - {at: 1, set_image: {rollout: web, namespace: web-dev, image: 'a:2'}}\n"
+    )
+    sim, store, _ = start(str(path))
+    sim.advance(30)
+    images = {
+        ns: rollout(store, ns, "web")["spec"]["template"]["spec"]["containers"][0]["image"]
+        for ns in ("web-dev", "web-prod")
+    }
+    assert images == {"web-dev": "a:2", "web-prod": "a:1"}
+    path.write_text(path.read_text().replace("web-dev, image: 'a:2'", "web-qa, image: 'a:2'"))
+    with pytest.raises(ScenarioError, match="no rollout 'web' in namespace 'web-qa'"):
+        load_scenario(str(path))
+
+
 def test_paused_reads_degraded_ends_suspended_with_a_running_sync() -> None:
     sim, store, _ = start("paused-reads-degraded")
     sim.advance(200)
