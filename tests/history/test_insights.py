@@ -278,3 +278,14 @@ def test_filters_come_from_the_query_string_and_bad_ones_name_their_field() -> N
         with pytest.raises(InsightsError) as error:
             parse_filters(query, now=NOW)
         assert error.value.field == field
+
+
+def test_labels_and_rollbacks_survive_an_export_and_an_import() -> None:
+    from dashboard.history.jsonl import export_lines, import_lines
+
+    release("a", at(1), at(2), labels={"team": "payments"}, rolled_back_at=at(3))
+    lines = list(export_lines())
+    Release.objects.all().delete()
+    import_lines(lines)
+    copy = Release.objects.get(pod_hash="a")
+    assert (copy.labels, copy.rolled_back_at) == ({"team": "payments"}, at(3))
