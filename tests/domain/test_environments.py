@@ -59,3 +59,25 @@ def test_where_is_commit_matches_a_sha_prefix_of_four_or_more_or_part_of_an_imag
     assert find_commit(apps, "abc") == []  # too short to be a commit
     assert [f["environment"] for f in find_commit(apps, "web:1")] == ["prod"]
     assert apps[0]["environments"][1]["match"] is True
+
+
+def test_an_application_generated_by_an_applicationset_names_it_for_the_grouping() -> None:
+    from dashboard.domain.applications import application_view
+
+    owned = {
+        "metadata": {
+            "name": "shop-prod",
+            "namespace": "argocd",
+            "ownerReferences": [
+                {
+                    "apiVersion": "argoproj.io/v1alpha1",
+                    "kind": "ApplicationSet",
+                    "name": "shop",
+                    "uid": "u",
+                    "controller": True,
+                }
+            ],
+        }
+    }
+    assert application_view(owned).to_dict()["applicationSet"] == "shop"
+    assert application_view({"metadata": {"name": "solo"}}).to_dict()["applicationSet"] is None
