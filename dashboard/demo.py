@@ -94,6 +94,7 @@ WHAT_YOU_SEE = {
     "hpa-at-max-during-analysis": (
         "the HPA sits at maxReplicas while the background analysis runs: autoscaler-at-max-during-analysis"
     ),
+    "environments": "one app, bookstore, in dev, staging and prod: the Environments page lines them up",
 }
 DEMO_GATE_LABEL = "demo (make demo)"
 # Months: the simulated cluster stays failed until the demo stops.

@@ -356,6 +356,74 @@ AUTOSCALING_SCENARIOS: list[Obj] = [
 ]
 
 
+def _environment(env: str, image: str, steps: list[Obj]) -> Obj:
+    """One environment of the bookstore app: the same rollout in its own namespace, labelled as one app."""
+    return {
+        "name": "bookstore",
+        "namespace": f"bookstore-{env}",
+        "replicas": 2,
+        "image": image,
+        "labels": {"app.kubernetes.io/name": "bookstore", "app.kubernetes.io/part-of": "shop"},
+        "strategy": {"canary": {"steps": steps}},
+    }
+
+
+ENVIRONMENT_SCENARIOS: list[Obj] = [
+    {
+        "name": "environments",
+        "description": "One app, bookstore (label app.kubernetes.io/name), in three namespaces, each "
+        "rendered by its own Argo CD Application: bookstore-dev, bookstore-staging and bookstore-prod. "
+        "prod runs blue; a commit takes staging to green, which waits for promotion at its pause step; "
+        "another takes dev to yellow. Ends with prod Healthy on blue, staging Paused at step 1/4 with "
+        "green as its canary, dev Healthy on yellow.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            _environment(
+                "dev", "argoproj/rollouts-demo:green", [{"setWeight": 50}, {"pause": {"duration": "5s"}}]
+            ),
+            _environment(
+                "staging",
+                "argoproj/rollouts-demo:blue",
+                [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
+            ),
+            _environment(
+                "prod",
+                "argoproj/rollouts-demo:blue",
+                [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
+            ),
+        ],
+        "applications": [
+            {
+                "name": f"bookstore-{env}",
+                "rollout": "bookstore",
+                "namespace": f"bookstore-{env}",
+                "values": {"image": {"tag": tag}},
+                "path": f"envs/{env}",
+            }
+            for env, tag in (("dev", "green"), ("staging", "blue"), ("prod", "blue"))
+        ],
+        "events": [
+            {
+                "at": 3,
+                "commit": {
+                    "app": "bookstore-staging",
+                    "message": "staging: green",
+                    "values": {"image": {"tag": "green"}},
+                },
+            },
+            {
+                "at": 3,
+                "commit": {
+                    "app": "bookstore-dev",
+                    "message": "dev: yellow",
+                    "values": {"image": {"tag": "yellow"}},
+                },
+            },
+        ],
+    },
+]
+
+
 ROUTER_SCENARIOS: list[Obj] = [
     {
         "name": "alb-canary",
@@ -1052,4 +1120,5 @@ BUILTIN: list[Obj] = [
     *FLAGGER_SCENARIOS,
     *ROUTER_SCENARIOS,
     *AUTOSCALING_SCENARIOS,
+    *ENVIRONMENT_SCENARIOS,
 ]

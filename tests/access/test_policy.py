@@ -83,3 +83,42 @@ def test_a_quoted_name_with_a_comma_is_one_subject() -> None:
     policy = parse_policy('g, "ops, eu", role:operator')
     assert policy.allows({group("ops, eu")}, "promote", "a/b/c")
     assert not policy.allows({group("ops")}, "get", "a/b/c")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "*",
+        "prod/*",
+        "prod/shop/*",
+        "*/shop/web",
+        "prod/sh?p/*",
+        "prod/[ab]*/x",
+        "prod/[!a]*/*",
+        "a.b/c+d/(e)",
+        "prod/[/x",
+        "*-canary",
+        "prod/[]]/*",
+    ],
+)
+def test_a_glob_reads_the_same_as_a_database_regex_as_it_does_with_fnmatch(pattern: str) -> None:
+    import re
+    from fnmatch import fnmatchcase
+
+    from dashboard.access.visibility import glob_regex
+
+    keys = [
+        "prod/shop/web",
+        "prod/shop/web-canary",
+        "staging/shop/web",
+        "prod/ab/x",
+        "prod/b/x",
+        "prod/shop/x",
+        "a.b/c+d/(e)",
+        "aXb/cd/(e)",
+        "prod/[/x",
+        "prod/]/y",
+        "prod/shap/z",
+    ]
+    for key in keys:
+        assert bool(re.search(glob_regex(pattern), key)) == fnmatchcase(key, pattern), (pattern, key)

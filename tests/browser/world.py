@@ -59,6 +59,7 @@ SCENARIO_KEYS = {
     "hpa-sync-conflict": "sim/autoscale-sync/cart",
     "hpa-at-max-during-analysis": "sim/autoscale-max/orders",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
+    "environments": "sim/bookstore-dev/bookstore",  # and bookstore-staging, bookstore-prod
 }
 
 

@@ -42,6 +42,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "hpa-workload-ref-conflict",
         "hpa-sync-conflict",
         "hpa-at-max-during-analysis",
+        "environments",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -133,6 +134,45 @@ def test_rerender_race_changes_the_hash_and_resets_the_step() -> None:
     app = store.get("argoproj.io/applications", "argocd", "frontend")
     deployed = app["status"]["history"]
     assert len(deployed) == 3 and deployed[1]["revision"] != deployed[2]["revision"]
+
+
+def test_environments_runs_one_app_in_three_namespaces_each_at_its_own_release() -> None:
+    sim, store, _ = start("environments")
+    sim.advance(120)
+    seen = {}
+    for env in ("dev", "staging", "prod"):
+        ro = rollout(store, f"bookstore-{env}", "bookstore")
+        assert ro["metadata"]["labels"]["app.kubernetes.io/name"] == "bookstore"
+        image = ro["spec"]["template"]["spec"]["containers"][0]["image"]
+        seen[env] = (ro["status"]["phase"], ro["status"].get("currentStepIndex"), image.rsplit(":", 1)[1])
+    assert seen == {
+        "dev": ("Healthy", 2, "yellow"),
+        "staging": ("Paused", 1, "green"),
+        "prod": ("Healthy", 4, "blue"),
+    }
+
+
+def test_a_scenario_event_may_name_the_namespace_of_a_rollout_name_used_twice(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "name: twice\ndescription: Ends Healthy.\nrollouts:\n"
+        + "".join(
+            f"  - {{name: web, namespace: {ns}, image: 'a:1',"
+            " strategy: {canary: {steps: [{setWeight: 50}]}}}\n"
+            for ns in ("web-dev", "web-prod")
+        )
+        + "events:\n  - {at: 1, set_image: {rollout: web, namespace: web-dev, image: 'a:2'}}\n"
+    )
+    sim, store, _ = start(str(path))
+    sim.advance(30)
+    images = {
+        ns: rollout(store, ns, "web")["spec"]["template"]["spec"]["containers"][0]["image"]
+        for ns in ("web-dev", "web-prod")
+    }
+    assert images == {"web-dev": "a:2", "web-prod": "a:1"}
+    path.write_text(path.read_text().replace("web-dev, image: 'a:2'", "web-qa, image: 'a:2'"))
+    with pytest.raises(ScenarioError, match="no rollout 'web' in namespace 'web-qa'"):
+        load_scenario(str(path))
 
 
 def test_paused_reads_degraded_ends_suspended_with_a_running_sync() -> None:
