@@ -438,10 +438,8 @@ def action_permissions_sync(user: Any, key: str) -> dict[str, dict[str, Any]]:
     The page adds these to the buttons of the rollout document (``rollout.with_permissions``): a user who
     may not act sees the button disabled with the reason, never a button that fails.
     """
-    from dashboard.access.policy import ACTIONS
+    from dashboard.access.policy import ACTIONS, BREAK_GLASS
     from dashboard.access.rbac import access_for
-
-    from dashboard.access.policy import BREAK_GLASS
 
     if not getattr(user, "is_authenticated", False):
         return {

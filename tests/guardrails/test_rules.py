@@ -17,7 +17,8 @@ p, role:release, rollouts, *, */*/*, allow
 approval, promote promote-full, */billing/*, count=1, approvers=role:admin role:release, expires=4h
 approval, promote, prod/billing/*, count=2, approvers=group:payments-leads, expires=2h
 "freeze", *, prod/*/*, name=Weekend freeze, weekly=Fri 16:00 - Mon 08:00, tz=Europe/Berlin
-freeze, promote, */*/*, name=Critical tier, "selector=tier=critical,!canary-ok", from=2026-12-01 00:00, until=2026-12-02 00:00, tz=UTC
+freeze, promote, */*/*, name=Critical tier, "selector=tier=critical,!canary-ok", \
+from=2026-12-01 00:00, until=2026-12-02 00:00, tz=UTC
 reason, promote, prod/*/*, pattern=CHG-[0-9]+, hint=a change id such as CHG-1234
 """
 SATURDAY = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)

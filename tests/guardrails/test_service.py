@@ -15,7 +15,7 @@ from dashboard.actions.models import AuditEntry, Outcome
 from dashboard.actions.service import rollout_act
 from dashboard.guardrails import service
 from dashboard.guardrails.models import ApprovalRequest, State
-from tests.actions.conftest import eager, make_user, sim  # noqa: F401 (fixtures)
+from tests.actions.conftest import make_user
 from tests.actions.objects import canary, get, load, seen_of
 
 KEY = "sim/shop/checkout"
