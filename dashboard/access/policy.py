@@ -240,4 +240,6 @@ def _parse_line(fields: list[str], built: _Builder) -> None:
     elif kind in GUARD_KINDS:
         return  # a guard-rail rule: dashboard.guardrails.rules parses these lines
     else:
-        raise PolicyError(f"a line starts with 'p', 'g', {', '.join(map(repr, GUARD_KINDS))}, not {kind!r}")
+        raise PolicyError(
+            f"a line starts with 'p' or 'g' (or a guard rail: {', '.join(GUARD_KINDS)}), not {kind!r}"
+        )

@@ -223,7 +223,7 @@ def request_create(
                 f"asks for {_approvals(terms.count)} from {', '.join(terms.approvers)} to {action}; "
                 f"expires {request.expires_at:%Y-%m-%d %H:%M} UTC",
                 required=terms.count,
-                approvers=list(terms.approvers),
+                approversFrom=list(terms.approvers),
                 breakGlass=broken,
             )
     except IntegrityError:
@@ -516,10 +516,21 @@ def requests_for(key: str, *, open_only: bool = False, limit: int = 20) -> list[
     return list(rows.prefetch_related("approvals")[:limit])
 
 
-def pending_keys() -> set[str]:
-    """The rollouts with a pending request (the fleet's "awaiting approval")."""
-    rows = ApprovalRequest.objects.filter(state=State.PENDING, expires_at__gt=timezone.now())
-    return {f"{c}/{n}/{r}" for c, n, r in rows.values_list("cluster", "namespace", "rollout")}
+def awaiting_words() -> dict[str, str]:
+    """The fleet's "awaiting approval (1 of 2)" per rollout with an open, unexpired request."""
+    from django.db.models import Count, Q
+
+    rows = (
+        ApprovalRequest.objects.filter(state=State.PENDING, expires_at__gt=timezone.now())
+        .annotate(got=Count("approvals", filter=Q(approvals__vote=Vote.APPROVE)))
+        .values_list("cluster", "namespace", "rollout", "action", "got", "required")
+    )
+    found: dict[str, str] = {}
+    for cluster, namespace, name, action, got, required in rows:
+        words = f"awaiting approval to {action} ({got} of {required})"
+        key = f"{cluster}/{namespace}/{name}"
+        found[key] = f"{found[key]}; {words}" if key in found else words
+    return found
 
 
 # --- side effects after a move --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from dashboard.guardrails import views
 
 urlpatterns = [
     path("api/v1/requests", views.requests_collection, name="api-requests"),
+    path("api/v1/requests/awaiting", views.awaiting, name="api-requests-awaiting"),
     path("api/v1/requests/<int:request_id>", views.request_detail, name="api-request"),
     path(
         "api/v1/requests/<int:request_id>/approve",

@@ -114,6 +114,18 @@ async def _create(request: HttpRequest, user: Any) -> JsonResponse:
 
 @never_cache
 @require_GET
+async def awaiting(request: HttpRequest) -> JsonResponse:
+    """``{"awaiting": {key: "awaiting approval (1 of 2)"}}`` for the fleet rows this user may see."""
+    user = await _signed_in(request)
+    if user is None:
+        return _error(401, "authentication required", "unauthenticated")
+    access = await aaccess_for(user)
+    found = await sync_to_async(service.awaiting_words)()
+    return JsonResponse({"awaiting": {k: v for k, v in found.items() if access.can(GET, k)}})
+
+
+@never_cache
+@require_GET
 async def request_detail(request: HttpRequest, request_id: int) -> JsonResponse:
     user = await _signed_in(request)
     if user is None:
