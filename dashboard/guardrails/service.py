@@ -37,7 +37,7 @@ from dashboard.guardrails.rules import Guard, guard_for, may_approve
 
 log = logging.getLogger(__name__)
 REQUEST_CHANGED = "guard.request"
-BOUND = ("podHash", "stepIndex")  # what an approval is bound to
+BOUND = ("podHash", "stepIndex", "checksum")  # what an approval is bound to (checksum: a Canary's)
 MAX_REASON = 2000
 MAX_COMMENT = 2000
 
@@ -177,10 +177,26 @@ def request_create(
         raise GuardRefusal(
             422, "no-approval-needed", f"{action} on {key} needs no approval: run it directly", "action"
         )
-    cleaned_seen = _clean_seen(action, seen)
+    canary = (view or {}).get("controller") == "flagger"
+    if canary:  # a Flagger Canary: the approval is bound to the revision its gate is waiting for
+        if action != "promote":
+            raise GuardRefusal(
+                422, "no-approval-needed", f"only a Canary's promote is requested, not {action}", "action"
+            )
+        checksum = seen.get("checksum") if isinstance(seen, Mapping) else None
+        if not isinstance(checksum, str) or not checksum:
+            raise GuardRefusal(
+                400,
+                "bad-request",
+                "say what you saw: seen.checksum (the revision the gate waits for)",
+                "seen",
+            )
+        cleaned_seen: dict[str, Any] | str = {"checksum": checksum}
+    else:
+        cleaned_seen = _clean_seen(action, seen)
     if isinstance(cleaned_seen, str):
         raise GuardRefusal(400, "bad-request", cleaned_seen, "seen")
-    cleaned_params = _clean_params(action, params)
+    cleaned_params = {"kind": "Canary"} if canary else _clean_params(action, params)
     if isinstance(cleaned_params, str):
         raise GuardRefusal(400, "bad-request", cleaned_params, "params")
     moved = _moved(cleaned_seen, view)
@@ -196,7 +212,7 @@ def request_create(
         )
         if admission.refusal:
             _refused(user, action, key, admission.refusal, cleaned_seen, reason)
-            status, code = _status_of(admission.refusal)
+            status, code = status_of(admission.refusal)
             raise GuardRefusal(status, code, admission.refusal, "breakGlass" if status == 403 else "")
         broken = admission.break_glass
     terms = guard.approval
@@ -242,7 +258,7 @@ def _refused(user: Any, action: str, key: str, detail: str, seen: Any, reason: s
     _row(user, action, key, outcome=Outcome.DENIED, detail=detail, seen=seen, reason=reason)
 
 
-def _status_of(detail: str) -> tuple[int, str]:
+def status_of(detail: str) -> tuple[int, str]:
     if detail.startswith("frozen"):
         return 409, "frozen"
     if detail.startswith("not permitted"):
@@ -258,12 +274,14 @@ def _moved(seen: Mapping[str, Any], view: Mapping[str, Any] | None) -> str:
     """What differs between what was seen and the live rollout, in words ("" when nothing does)."""
     if not view:
         return ""
+    if view.get("controller") == "flagger":
+        return ""  # a Canary's revision is checked at its gate (the checksum Flagger sends)
     live = {"podHash": view.get("currentPodHash") or None, "stepIndex": view.get("currentStepIndex")}
     return _differs(seen, live)
 
 
 def _differs(seen: Mapping[str, Any], other: Mapping[str, Any]) -> str:
-    words = {"podHash": "pod hash", "stepIndex": "step"}
+    words = {"podHash": "pod hash", "stepIndex": "step", "checksum": "revision"}
     parts = [
         f"{words[k]} {seen.get(k)!r} → {other.get(k)!r}"
         for k in BOUND
@@ -294,12 +312,9 @@ def request_vote(
         raise GuardRefusal(
             400, "bad-request", f"comment must be text of at most {MAX_COMMENT} characters", "comment"
         )
-    if not isinstance(seen, Mapping) or any(k not in seen for k in BOUND):
+    if not isinstance(seen, Mapping):
         raise GuardRefusal(
-            400,
-            "bad-request",
-            "say what you saw: seen.podHash and seen.stepIndex (an approval is bound to them)",
-            "seen",
+            400, "bad-request", "say what you saw: a 'seen' object (an approval is bound to it)", "seen"
         )
     name = _user_name(user)
     run = False
@@ -327,6 +342,11 @@ def request_vote(
                 403,
                 "not-an-approver",
                 f"only {', '.join(request.approvers)} may approve or deny this request",
+            )
+        elif any(k not in seen for k in BOUND if k in request.seen):
+            needed = " and ".join(f"seen.{k}" for k in BOUND if k in request.seen)
+            raise GuardRefusal(
+                400, "bad-request", f"say what you saw: {needed} (an approval is bound to them)", "seen"
             )
         elif request.approvals.filter(approver=name).exists():
             raise GuardRefusal(409, "already-voted", f"you already voted on request #{request.pk}")
@@ -400,6 +420,19 @@ def _run(request: ApprovalRequest, view: Mapping[str, Any] | None) -> None:
         entry = _audit(request, "(system)", Outcome.VOIDED, f"void: {request.requester} can no longer act")
         ApprovalRequest.objects.filter(pk=request.pk).update(state=State.VOID, detail=entry.detail)
         _after(request, entry)
+        return
+    if request.params.get("kind") == "Canary":
+        from dashboard.flagger_gates.services import canary_act
+
+        result = canary_act(
+            requester, "promote", request.cluster, request.namespace, request.rollout, request=request
+        )
+        request.attempt_id = result.audit_id
+        request.detail = (
+            f"approved by {', '.join(_approvers(request))}; promote {result.outcome}: {result.detail}"
+        )
+        request.save(update_fields=["attempt", "detail"])
+        _announce(request)
         return
     attempt, _ = rollout_act(
         requester,

@@ -19,7 +19,9 @@ def test_the_demo_rules_guard_namespaces_the_demo_scenarios_use(tmp_path: Path, 
     path = demo_policy(str(tmp_path))
     assert settings.RBAC_POLICY_FILE == path
     namespaces = {r["namespace"]: s["name"] for s in BUILTIN for r in s.get("rollouts", [])}
-    assert namespaces["billing"] == "failed-analysis-abort" and namespaces["search"] == "paused-reads-degraded"
+    assert (
+        namespaces["billing"] == "failed-analysis-abort" and namespaces["search"] == "paused-reads-degraded"
+    )
     rules = current_rules()
     for namespace in ("billing", "search"):
         approval = guard_for(rules, "promote", f"{CLUSTER}/{namespace}/x", {}, NOW).approval

@@ -111,7 +111,7 @@ class Command(BaseCommand):
                     self.stdout.write(f"  {name:<9} password  {secret}  role {role}: {may}")
                 self.stdout.write("The fleet page's legend says which rollout plays which scenario.")
                 if policy:
-                    self.stdout.write(f"Guard rails (approvals for billing and search; a freeze to switch on): {policy}")
+                    self.stdout.write(f"Guard rails (approvals, a freeze to switch on) are in {policy}")
                 self.stdout.write("Press Ctrl-C to stop.\n")
                 self.stdout.flush()
 
