@@ -3,8 +3,10 @@ the action service enforces, in a release manager's words.
 
 Each button gets ``guard``: ``approvals`` (0 when none are needed), ``approvers``, ``buttonLabel``
 ("Request promote (2 approvals)"), ``frozen`` (``{name, until, text: "Frozen until Mon 08:00
-Europe/Berlin", breakGlassLabel}`` or None), ``reasonRequired`` and ``reasonHint``. The page renders
-them; whether this user may break the glass is their per-user permission (``break-glass``).
+Europe/Berlin by …", breakGlassTitle: "Frozen until … — break glass (asks for a reason)"}`` or None), ``reasonRequired`` and
+``reasonHint``. The page renders them; whether this user may break the glass is their per-user permission (``break-glass``).
+``freeze_banner`` is the note above the bar while a freeze is on ("Frozen until Mon 08:00 Europe/Berlin —
+break glass" for those who may).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def guarded(
                 "name": guard.freeze.name,
                 "until": guard.freeze.until.isoformat(),
                 "text": f"Frozen until {until} by “{guard.freeze.name}”",
-                "breakGlassLabel": f"Frozen until {until} — break glass",
+                # For those who may: the button keeps its name (the bar must fit) and says it in its title.
+                "breakGlassTitle": f"Frozen until {until} — break glass (asks for a reason)",
             }
         approvals = guard.approval.count if guard.approval else 0
         noun = "approval" if approvals == 1 else "approvals"
@@ -53,3 +56,17 @@ def guarded(
         }
         out.append(button)
     return out
+
+
+def freeze_banner(buttons: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The freeze the bar stands under (the first frozen button's), for the note above it."""
+    for button in buttons:
+        frozen = (button.get("guard") or {}).get("frozen")
+        if frozen:
+            return {
+                **frozen,
+                "breakGlassText": f"{frozen['text'].split(' by ')[0]} — break glass: say why; it is audited "
+                "and notified at once. Abort and pause are never frozen.",
+                "viewerText": f"{frozen['text']}. Abort and pause are never frozen.",
+            }
+    return None

@@ -15,7 +15,7 @@ already open) and 422 (no approval needed, reason missing or not matching). Sess
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -173,6 +173,14 @@ async def request_vote(request: HttpRequest, request_id: int, vote: str) -> Json
         return _refusal(refusal)
 
 
+def _duration(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
 def rules_json(rules: GuardRules, now: datetime) -> dict[str, Any]:
     from dashboard.guardrails.rules import Freeze
     from dashboard.guardrails.windows import active_span
@@ -201,6 +209,7 @@ def rules_json(rules: GuardRules, now: datetime) -> dict[str, Any]:
                 "count": r.count,
                 "approvers": list(r.approvers),
                 "expiresSeconds": int(r.expires.total_seconds()),
+                "expires": _duration(r.expires),
             }
             for r in rules.approvals
         ],

@@ -16,7 +16,7 @@ from typing import Any
 from dashboard import jsonbody
 from dashboard.domain.attention import attention
 from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
-from dashboard.guardrails.buttons import guarded
+from dashboard.guardrails.buttons import freeze_banner, guarded
 from dashboard.guardrails.loader import current_rules
 from dashboard.guardrails.rules import GuardRules
 from dashboard.web.evidence import present_evidence
@@ -450,6 +450,7 @@ def actions(
             break
     return {
         "buttons": buttons,
+        "freeze": freeze_banner(buttons),
         "suggested": suggested,
         "seen": dict((available or {}).get("seen") or _seen(view)),
     }
@@ -464,7 +465,7 @@ def with_guards(page: Mapping[str, Any], view: Mapping[str, Any], now: datetime)
     key = f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}"
     labels = view.get("labels") if isinstance(view.get("labels"), Mapping) else {}
     buttons = guarded(document["buttons"], current_rules(), key, labels or {}, now)
-    return {**page, "actions": {**document, "buttons": buttons}}
+    return {**page, "actions": {**document, "buttons": buttons, "freeze": freeze_banner(buttons)}}
 
 
 def with_permissions(

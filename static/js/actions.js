@@ -37,10 +37,7 @@
   function guard(b) { return (b && b.guard) || {}; }
   function mayBreakGlass() { return !!(perms["break-glass"] && perms["break-glass"].allowed); }
   function frozen(b) { return guard(b).frozen || null; }
-  function barLabel(b) {
-    if (frozen(b) && mayBreakGlass()) return frozen(b).breakGlassLabel;
-    return guard(b).buttonLabel || label(b);
-  }
+  function barLabel(b) { return guard(b).buttonLabel || label(b); }
   function why(b) {
     if (!allowed(b)) return rule(b).deniedReason || "Your role may not " + plain(b.label).toLowerCase() + " this rollout.";
     if (!b.applies) return b.reason || "Does not apply to the rollout's current state.";
@@ -56,6 +53,7 @@
     var button = el("button", { type: "button", "class": cls + (reason ? " is-disabled" : ""), "data-action": b.name,
       "data-source": source, "aria-disabled": reason ? "true" : null, title: reason || null,
       "aria-describedby": reason ? id : null, "data-guarded": guard(b).approvals || frozen(b) ? "true" : null }, barLabel(b));
+    if (!reason && frozen(b)) { button.classList.add("is-frozen"); button.title = frozen(b).breakGlassTitle; }
     button._params = params;
     return [button, reason ? el("span", { "class": "sr-only", id: id, text: reason }) : null];
   }
@@ -78,6 +76,12 @@
     var danger = row.filter(function (b) { return b.destructive; });
     fill(document.getElementById("action-danger"), danger.map(function (b) { return control(b, "btn danger", b.params || {}, "bar"); }));
     document.getElementById("action-danger").hidden = !danger.length;
+    // A freeze on: the server's words above the bar (whether this user may break the glass decides which).
+    var note = document.getElementById("action-freeze"), freeze = actions && actions.freeze;
+    if (note) {
+      note.hidden = !freeze;
+      note.textContent = freeze ? (mayBreakGlass() ? freeze.breakGlassText : freeze.viewerText) : "";
+    }
     // The fix buttons inside the finding cards (drawn by rollout.js) follow the same rules.
     Array.prototype.forEach.call(document.querySelectorAll("#findings [data-fix]"), function (node, i) {
       var b = byName(node.getAttribute("data-fix"));
@@ -164,6 +168,8 @@
     document.getElementById("action-confirm-title").textContent = plain(b.label) + " " + key.split("/")[2] + "?";
     document.getElementById("action-confirm-go").textContent = g.approvals ? "Request approval" : ice ? "Break glass" :
       warnings.length ? plain(b.label) + " anyway" : plain(b.label);
+    // Asking for approval sends nothing to the cluster: a plain primary button, not the red one.
+    document.getElementById("action-confirm-go").className = g.approvals ? "btn primary" : "btn danger solid";
     dialog.onclose = function () { if (dialog.returnValue === "confirm") done(chosen(), reasonInput.value.trim()); };
     dialog.returnValue = "";
     dialog.showModal();

@@ -141,8 +141,9 @@
             // What the sync engine says, beside what the rollout says.
             row.gitops ? el("span", { "class": "engine" + (row.gitopsTone ? " " + UI.toneClass(row.gitopsTone) : ""), "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
               icon(row.gitopsIcon), "Argo CD " + row.gitops) : null),
-          row.reason ? el("div", { "class": "reason " + reasonTone(row), title: row.reason, text: row.reason }) : null,
-          awaiting[row.key] ? el("div", { "class": "awaiting-approval", "data-field": "awaiting", text: awaiting[row.key] }) : null))),
+          // An open approval request says more than the reason (which stays in the tooltip); one line either way.
+          awaiting[row.key] ? el("div", { "class": "reason awaiting-approval", "data-field": "awaiting", title: row.reason || null, text: awaiting[row.key] })
+            : row.reason ? el("div", { "class": "reason " + reasonTone(row), title: row.reason, text: row.reason }) : null))),
       stepCell(row),
       weightCell(row),
       el("td", { "class": "hashes" }, row.canaryHash ? el("span", { text: row.canaryHash }) : null,

@@ -17,7 +17,7 @@ NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 def test_the_demo_rules_guard_namespaces_the_demo_scenarios_use(tmp_path: Path, settings: Any) -> None:
     settings.RBAC_POLICY_FILE = ""
     path = demo_policy(str(tmp_path))
-    assert settings.RBAC_POLICY_FILE == path
+    assert path == settings.RBAC_POLICY_FILE
     namespaces = {r["namespace"]: s["name"] for s in BUILTIN for r in s.get("rollouts", [])}
     assert (
         namespaces["billing"] == "failed-analysis-abort" and namespaces["search"] == "paused-reads-degraded"
