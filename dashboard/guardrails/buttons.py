@@ -2,11 +2,11 @@
 the action service enforces, in a release manager's words.
 
 Each button gets ``guard``: ``approvals`` (0 when none are needed), ``approvers``, ``buttonLabel``
-("Request promote (2 approvals)"), ``frozen`` (``{name, until, text: "Frozen until Mon 08:00
-Europe/Berlin by …", breakGlassTitle: "Frozen until … — break glass (asks for a reason)"}`` or None), ``reasonRequired`` and
-``reasonHint``. The page renders them; whether this user may break the glass is their per-user permission (``break-glass``).
-``freeze_banner`` is the note above the bar while a freeze is on ("Frozen until Mon 08:00 Europe/Berlin —
-break glass" for those who may).
+("Request promote (2 approvals)"), ``frozen`` (or None: ``name``, ``until``, ``text`` "Frozen until Mon
+08:00 Europe/Berlin by …", ``breakGlassTitle`` "Frozen until … — break glass (asks for a reason)"),
+``reasonRequired`` and ``reasonHint``. The page renders them; whether this user may break the glass is
+their per-user permission (``break-glass``). ``freeze_banner`` is the note above the bar while a freeze
+is on ("Frozen until Mon 08:00 Europe/Berlin — break glass" for those who may).
 """
 
 from __future__ import annotations
