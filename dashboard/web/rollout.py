@@ -507,7 +507,10 @@ TIMELINE_ICONS = {
 
 # A user action's icon says how it ended (the audit's outcomes).
 ACTION_ICONS = {"done": "healthy", "accepted": "progressing", "denied": "warning", "refused": "warning",
-                "failed": "degraded", "conflict": "warning"}  # fmt: skip
+                "failed": "degraded", "conflict": "warning",
+                # guard rails: a request and what became of it
+                "requested": "paused", "approved": "healthy", "rejected": "warning", "expired": "warning",
+                "voided": "warning"}  # fmt: skip
 
 
 def event_icon(event: Mapping[str, Any]) -> str:

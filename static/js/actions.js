@@ -294,7 +294,7 @@
       el("time", { "class": "t", datetime: e.at, text: new Date(e.at).toLocaleString() }),
       el("span", { "class": "who", text: e.actor + " " + verb }),
       el("span", { "class": "badge", text: outcome }),
-      el("span", { "class": "muted", text: e.detail || "" }));
+      el("span", { "class": "muted", text: (e.detail || "") + (e.reason && e.outcome !== "requested" ? " — reason: “" + e.reason + "”" : "") }));
   }
 
   var GUARD_VERBS = { requested: "requested approval to", approved: "approved", rejected: "denied the request to",

@@ -13,6 +13,7 @@ from django.db import connections
 
 from dashboard.actions.models import AuditEntry, Outcome
 from dashboard.actions.service import rollout_act
+from dashboard.actions.timeline import audit_events
 from dashboard.guardrails import service
 from dashboard.guardrails.models import ApprovalRequest, State
 from tests.actions.conftest import make_user
@@ -95,6 +96,12 @@ def test_two_person_rule_the_requester_cannot_approve_and_the_second_person_runs
     assert attempt.final().outcome == Outcome.DONE  # type: ignore[union-attr]
     trail = list(AuditEntry.objects.filter(guard__request=request.pk).values_list("outcome", "actor"))
     assert (Outcome.REQUESTED, "olivia") in trail and (Outcome.APPROVED, "ada") in trail
+    titles = [e["title"] for e in audit_events(KEY)]  # the rollout's timeline and release page
+    assert titles == [
+        "olivia requested approval to promote",
+        "ada approved the request to promote",
+        "olivia: promote — done (approved by ada)",
+    ]
 
 
 @pytest.mark.django_db
