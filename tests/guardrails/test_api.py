@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tests.actions.conftest import make_user
+from tests.guardrails.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 KEY = "prod/shop/checkout"

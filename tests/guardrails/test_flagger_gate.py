@@ -12,7 +12,7 @@ from django.test import Client
 from dashboard.flagger_gates import services as gates
 from dashboard.guardrails import service
 from dashboard.guardrails.models import State
-from tests.actions.conftest import make_user
+from tests.guardrails.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 CANARY = {"controller": "flagger"}

@@ -16,8 +16,8 @@ from dashboard.actions.service import rollout_act
 from dashboard.actions.timeline import audit_events
 from dashboard.guardrails import service
 from dashboard.guardrails.models import ApprovalRequest, State
-from tests.actions.conftest import make_user
 from tests.actions.objects import canary, get, load, seen_of
+from tests.guardrails.conftest import make_user
 
 KEY = "sim/shop/checkout"
 # Between steps (not paused): a promote moves currentStepIndex itself, so a test can count the steps.
