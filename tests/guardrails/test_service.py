@@ -244,3 +244,19 @@ def test_concurrent_approvals_run_the_action_exactly_once(sim: Any, eager: None,
     runs = AuditEntry.objects.filter(actor="olivia", outcome=Outcome.ACCEPTED, guard__request=request.pk)
     assert runs.count() == 1
     assert get(sim, "shop", "checkout")["status"]["currentStepIndex"] == 2
+
+
+@pytest.mark.django_db
+def test_the_scheduler_closes_an_expired_request_nobody_looked_at(
+    sim: Any, eager: None, policy: Path
+) -> None:
+    from dashboard.guardrails.tasks import close_due_requests
+
+    rules(policy, TWO_PERSON)
+    load(sim, canary())
+    request = _request(make_user("olivia", "operator"), sim)
+    assert close_due_requests() == 0
+    ApprovalRequest.objects.filter(pk=request.pk).update(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+    assert close_due_requests() == 1
+    assert ApprovalRequest.objects.get(pk=request.pk).state == State.EXPIRED
+    assert AuditEntry.objects.get(guard__request=request.pk, outcome=Outcome.EXPIRED).actor == "(system)"
