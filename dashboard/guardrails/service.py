@@ -79,20 +79,11 @@ def admit(
     (``dashboard.web.actions_api``): ``frozen:`` 409, ``needs approval:`` 409, ``reason required:`` 422,
     ``not permitted`` 403."""
     recorded: dict[str, Any] = {}
-    broken = ""
-    if guard.freeze is not None:
-        until = guard.freeze.until_text(now)
-        if not break_glass:
-            offer = " — you may break glass with a reason" if access.can(BREAK_GLASS, key) else ""
-            return Admission(
-                f"frozen: {guard.action} is frozen by “{guard.freeze.name}” until {until}; abort and pause "
-                f"are never frozen{offer}"
-            )
-        if not access.can(BREAK_GLASS, key):
-            return Admission(f"not permitted to break glass on {key} (“{guard.freeze.name}” until {until})")
-        if not reason.strip():
-            return Admission(f"reason required: breaking the glass of “{guard.freeze.name}” needs a reason")
-        broken = recorded["breakGlass"] = guard.freeze.name
+    refusal, broken = freeze_refusal(access, guard, key, reason=reason, break_glass=break_glass, now=now)
+    if refusal:
+        return Admission(refusal)
+    if broken:
+        recorded["breakGlass"] = broken
     if request is None:
         problem = guard.reason_problem(reason)
         if problem:
@@ -108,6 +99,28 @@ def admit(
             request.approvals.filter(vote=Vote.APPROVE).values_list("approver", flat=True)
         )
     return Admission("", recorded, broken)
+
+
+def freeze_refusal(
+    access: Access, guard: Guard, key: str, *, reason: str, break_glass: bool, now: datetime
+) -> tuple[str, str]:
+    """(refusal, "") while a freeze stands in the way; ("", the freeze's name) when the glass is broken
+    (the permission and a reason); ("", "") when nothing is frozen."""
+    if guard.freeze is None:
+        return "", ""
+    until = guard.freeze.until_text(now)
+    if not break_glass:
+        offer = " — you may break glass with a reason" if access.can(BREAK_GLASS, key) else ""
+        return (
+            f"frozen: {guard.action} is frozen by “{guard.freeze.name}” until {until}; abort and pause "
+            f"are never frozen{offer}",
+            "",
+        )
+    if not access.can(BREAK_GLASS, key):
+        return f"not permitted to break glass on {key} (“{guard.freeze.name}” until {until})", ""
+    if not reason.strip():
+        return f"reason required: breaking the glass of “{guard.freeze.name}” needs a reason", ""
+    return "", guard.freeze.name
 
 
 def _approvals(count: int) -> str:
@@ -205,16 +218,11 @@ def request_create(
     problem = guard.reason_problem(reason)
     if problem:
         raise GuardRefusal(422, "reason-required", problem, "reason")
-    broken = ""
-    if guard.freeze is not None:
-        admission = admit(
-            access, guard, key, reason=reason, break_glass=break_glass, request=ApprovalRequest(), now=now
-        )
-        if admission.refusal:
-            _refused(user, action, key, admission.refusal, cleaned_seen, reason)
-            status, code = status_of(admission.refusal)
-            raise GuardRefusal(status, code, admission.refusal, "breakGlass" if status == 403 else "")
-        broken = admission.break_glass
+    refusal, broken = freeze_refusal(access, guard, key, reason=reason, break_glass=break_glass, now=now)
+    if refusal:
+        _refused(user, action, key, refusal, cleaned_seen, reason)
+        status, code = status_of(refusal)
+        raise GuardRefusal(status, code, refusal, "breakGlass" if status == 403 else "")
     terms = guard.approval
     try:
         with transaction.atomic():

@@ -260,3 +260,21 @@ def test_the_scheduler_closes_an_expired_request_nobody_looked_at(
     assert close_due_requests() == 1
     assert ApprovalRequest.objects.get(pk=request.pk).state == State.EXPIRED
     assert AuditEntry.objects.get(guard__request=request.pk, outcome=Outcome.EXPIRED).actor == "(system)"
+
+
+@pytest.mark.django_db
+def test_a_request_in_a_freeze_needs_the_broken_glass_and_its_run_breaks_it_too(
+    sim: Any, eager: None, policy: Path
+) -> None:
+    rules(policy, TWO_PERSON, f"freeze, promote, sim/*/*, name=Launch freeze, {_window(datetime.now(UTC))}")
+    load(sim, canary(**BETWEEN_STEPS))
+    olivia = make_user("olivia", "admin")
+    with pytest.raises(service.GuardRefusal) as frozen:
+        _request(olivia, sim)
+    assert frozen.value.code == "frozen"
+    request = _request(olivia, sim, reason="INC-9 checkout down", break_glass=True)
+    assert request.break_glass == "Launch freeze"
+    done = service.request_vote(make_user("ada", "admin"), request.pk, "approve", seen=_seen(sim))
+    attempt = AuditEntry.objects.get(pk=done.attempt_id)
+    assert attempt.guard == {"breakGlass": "Launch freeze", "request": request.pk, "approvers": ["ada"]}
+    assert attempt.final().outcome == Outcome.DONE  # type: ignore[union-attr]
