@@ -294,7 +294,8 @@
       el("time", { "class": "t", datetime: e.at, text: new Date(e.at).toLocaleString() }),
       el("span", { "class": "who", text: e.actor + " " + verb }),
       el("span", { "class": "badge", text: outcome }),
-      el("span", { "class": "muted", text: (e.detail || "") + (e.reason && e.outcome !== "requested" ? " — reason: “" + e.reason + "”" : "") }));
+      el("span", { "class": "muted", text: (e.detail || "") + (e.reason && e.outcome !== "requested" ?
+        (e.outcome === "approved" || e.outcome === "rejected" ? " — comment: “" : " — reason: “") + e.reason + "”" : "") }));
   }
 
   var GUARD_VERBS = { requested: "requested approval to", approved: "approved", rejected: "denied the request to",
@@ -343,7 +344,13 @@
     socket.onmessage = function (event) {
       var message = JSON.parse(event.data);
       if (message.type === "action") addEntry(message.entry);
-      if (message.type === "request") { loadRequests(); refreshAudit(); }
+      if (message.type === "request") {
+        loadRequests(); refreshAudit();
+        var closed = { approved: ["A request was approved; its action runs as the requester.", ""],
+          denied: ["A request was denied.", "warning"], expired: ["A request expired.", "warning"],
+          void: ["A request is void: the rollout moved on.", "warning"] }[message.state];
+        if (closed) say(closed[0], closed[1]);
+      }
     };
     socket.onclose = function (event) {
       if (event.code === 4401 || event.code === 4403) return;
