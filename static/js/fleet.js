@@ -388,7 +388,8 @@
   }
 
   // Guard rails: rollouts with an open approval request ("awaiting approval (1 of 2)"), as the server
-  // words it; asked on load and every few seconds (requests live in the database, not on the fleet bus).
+  // words it; asked on load and every 10 s while the tab is visible (requests live in the database, not
+  // on the fleet bus, so they do not ride its websocket).
   var awaiting = {};
   function loadAwaiting() {
     fetch("/api/v1/requests/awaiting", { credentials: "same-origin" })
@@ -403,7 +404,7 @@
       }).catch(function () {});
   }
   loadAwaiting();
-  setInterval(loadAwaiting, 5000);
+  setInterval(function () { if (!document.hidden) loadAwaiting(); }, 10000);
 
   bindFilters();
   var live = Live.connect("/ws/fleet/", {
