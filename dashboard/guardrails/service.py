@@ -197,6 +197,8 @@ def request_create(
                 422, "no-approval-needed", f"only a Canary's promote is requested, not {action}", "action"
             )
         checksum = seen.get("checksum") if isinstance(seen, Mapping) else None
+        if checksum is None:  # the Canary page: the revision its confirm gate is waiting for now
+            checksum = _waiting_checksum(cluster, namespace, name)
         if not isinstance(checksum, str) or not checksum:
             raise GuardRefusal(
                 400,
@@ -258,6 +260,13 @@ def request_create(
         raise GuardRefusal(409, "already-requested", f"{action} on {key} is already requested{who}") from None
     _after(request, entry, severity="critical" if broken else "info")
     return request
+
+
+def _waiting_checksum(cluster: str, namespace: str, name: str) -> str | None:
+    from dashboard.flagger_gates.services import _latest
+
+    call = _latest((cluster, namespace, name), "confirm-rollout", "confirm-promotion")
+    return call.checksum if call is not None and call.answer > 202 else None
 
 
 def _refused(user: Any, action: str, key: str, detail: str, seen: Any, reason: str) -> None:

@@ -245,6 +245,7 @@
       r.reason ? el("div", { "class": "request-reason", text: "“" + r.reason + "”" }) : null,
       el("div", { "class": "request-meta muted" },
         el("span", { "data-field": "approvals", text: names.length + " of " + r.required + (r.required === 1 ? " approval" : " approvals") + (names.length ? " (" + names.join(", ") + ")" : "") }),
+        r.seen && r.seen.checksum ? " · revision " + r.seen.checksum : "",
         " · from " + r.approvers.join(", ") + " · expires ",
         el("time", { datetime: r.expiresAt, text: new Date(r.expiresAt).toLocaleString() })),
       r.mayApprove || r.mayDeny ? el("div", { "class": "request-vote" }, comment,
@@ -257,11 +258,13 @@
     var button = el("button", { type: "button", "class": "btn" + (vote === "approve" ? " primary" : ""), "data-vote": vote }, text);
     button.addEventListener("click", function () {
       var seen = (actions && actions.seen) || {};
+      // A Canary's request is bound to the revision its gate waits for, which the item names.
+      if (r.seen && r.seen.checksum) seen = { checksum: r.seen.checksum };
       button.disabled = true;
       fetch("/api/v1/requests/" + r.id + "/" + vote, {
         method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
-        body: JSON.stringify({ seen: { podHash: seen.podHash, stepIndex: seen.stepIndex }, comment: comment.value })
+        body: JSON.stringify({ seen: seen.checksum ? seen : { podHash: seen.podHash, stepIndex: seen.stepIndex }, comment: comment.value })
       }).then(function (response) { return response.json().then(function (body) { return [response.status, body]; }); })
         .then(function (answer) {
           var body = answer[1];

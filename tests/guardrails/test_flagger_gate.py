@@ -46,15 +46,11 @@ def test_the_confirm_promotion_gate_opens_only_after_the_approval(tmp_path: Path
     assert (direct.status, direct.detail[:15]) == (409, "needs approval:")
     assert _flagger(token, "rev-one") == 403
 
+    # The Canary page sends no seen: the request binds to the revision the gate waits for.
     request = service.request_create(
-        olga,
-        "promote",
-        "prod/test/podinfo",
-        view=CANARY,
-        seen={"checksum": "rev-one"},
-        params={},
-        reason="go",
+        olga, "promote", "prod/test/podinfo", view=CANARY, seen=None, params={}, reason="go"
     )
+    assert request.seen == {"checksum": "rev-one"}
     done = service.request_vote(ada, request.pk, "approve", seen={"checksum": "rev-one"}, view=CANARY)
     assert done.state == State.APPROVED and "promote done" in done.detail
     assert _flagger(token, "rev-one") == 200
