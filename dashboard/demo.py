@@ -294,6 +294,23 @@ def wire_flagger_gates(options: DemoOptions) -> None:
     os.environ[GATE_TOKEN_ENV] = token
 
 
+def demo_policy(folder: str | None = None) -> str:
+    """The demo's policy file (guard rails: approvals for billing and search, a freeze to switch on),
+    copied where it may be edited while the demo runs; "" when ``RBAC_POLICY_FILE`` names one already."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from django.conf import settings
+
+    if settings.RBAC_POLICY_FILE:
+        return ""
+    target = Path(folder or tempfile.mkdtemp(prefix="rollouts-ui-demo-")) / "policy.csv"
+    shutil.copyfile(Path(__file__).parent / "guardrails" / "demo_policy.csv", target)
+    settings.RBAC_POLICY_FILE = str(target)
+    return str(target)
+
+
 def demo_login() -> tuple[str, str]:
     """(username, password): the demo user, with a new password each run, allowed everything."""
     from django.contrib.auth.models import User

@@ -27,6 +27,7 @@ BEAT_SCHEDULE = {
         "task": "dashboard.notify.tasks.deliver_due_notifications",
         "schedule": 30.0,
     },
+    "approval-request-expiry": {"task": "dashboard.guardrails.tasks.close_due_requests", "schedule": 30.0},
 }
 app.conf.beat_schedule = BEAT_SCHEDULE
 

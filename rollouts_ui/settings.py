@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "dashboard.gitops",
     "dashboard.flagger_gates",
     "dashboard.notify",
+    "dashboard.guardrails",
 ]
 
 MIDDLEWARE = [

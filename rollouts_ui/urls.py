@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("dashboard.gitops.urls")),  # webhook receivers (signature-authenticated, no login)
     path("", include("dashboard.actions.urls")),
     path("", include("dashboard.flagger_gates.urls")),
+    path("", include("dashboard.guardrails.urls")),
     path("", include("dashboard.access.urls")),
     path("", include("dashboard.observability.urls")),  # /metrics
     path("", include("dashboard.web.urls")),

@@ -14,10 +14,12 @@ def check_policy_file(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     from django.conf import settings
 
     from dashboard.access.rbac import file_policy
+    from dashboard.guardrails.loader import file_rules
 
     problems: list[CheckMessage] = []
     try:
         file_policy()
+        file_rules()
     except PolicyError as error:
         problems.append(Error(str(error), hint="Fix RBAC_POLICY_FILE or unset it.", id="access.E001"))
     default_role = str(getattr(settings, "RBAC_DEFAULT_ROLE", "") or "")

@@ -35,6 +35,8 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 
 GET = "get"
+# A permission, not a rollout action: run an action during a change freeze (with a reason).
+BREAK_GLASS = "break-glass"
 ACTIONS: tuple[str, ...] = (
     "promote",
     "promote-full",
@@ -47,8 +49,11 @@ ACTIONS: tuple[str, ...] = (
     "undo",
     "unwedge",
 )
-ALL_ACTIONS: tuple[str, ...] = (GET, *ACTIONS)
+ALL_ACTIONS: tuple[str, ...] = (GET, *ACTIONS, BREAK_GLASS)
 RESOURCE = "rollouts"
+# The guard-rail lines (approval, freeze, reason) share the policy file; ``dashboard.guardrails.rules``.
+GUARD_KINDS = ("approval", "freeze", "reason")
+
 ROLE_PREFIX = "role:"
 USER_PREFIX = "user:"
 GROUP_PREFIX = "group:"
@@ -243,5 +248,9 @@ def _parse_line(fields: list[str], built: _Builder) -> None:
             raise PolicyError(f"{target!r} is not a role (roles are written role:<name>)")
         bound = role(target[len(ROLE_PREFIX) :])
         built.bindings.extend((who, bound) for who in parse_subject(member))
+    elif kind in GUARD_KINDS:
+        return  # a guard-rail rule: dashboard.guardrails.rules parses these lines
     else:
-        raise PolicyError(f"a line starts with 'p' or 'g', not {kind!r}")
+        raise PolicyError(
+            f"a line starts with 'p' or 'g' (or a guard rail: {', '.join(GUARD_KINDS)}), not {kind!r}"
+        )

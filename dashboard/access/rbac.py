@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,14 @@ class Access:
     policy: Policy = field(default_factory=Policy)
     everything: bool = False  # superusers
     read_all: bool = False  # anonymous read-only viewing
+    granted_roles: tuple[tuple[str, str], ...] = ()  # (role name, scope glob) of the stored grants
+
+    def holds(self, key: str) -> frozenset[Subject]:
+        """The user's subjects and every role they hold on ``key`` (policy bindings and stored grants):
+        whom a guard rail's ``approvers=`` is matched against."""
+        held = set(self.policy.roles_of(self.subjects))
+        held |= {role(name) for name, scope in self.granted_roles if fnmatchcase(key, scope)}
+        return frozenset(held)
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -128,15 +137,17 @@ def _load(user: Any) -> Access:
     if default_role:
         subjects.add(role(default_role))
     policy = _safe_file_policy()
+    granted: tuple[tuple[str, str], ...] = ()
     if getattr(user, "pk", None) is not None:
-        groups, grants = _stored(user)
+        groups, grants, granted = _stored(user)
         subjects |= {group(name) for name in groups}
         policy = policy + grants
-    return Access(subjects=frozenset(subjects), policy=policy)
+    return Access(subjects=frozenset(subjects), policy=policy, granted_roles=granted)
 
 
-def _stored(user: Any) -> tuple[set[str], Policy]:
-    """The user's group names (Django groups + last SSO claim) and the policy of their stored grants."""
+def _stored(user: Any) -> tuple[set[str], Policy, tuple[tuple[str, str], ...]]:
+    """The user's group names (Django groups + last SSO claim), the policy of their stored grants and
+    the roles those grants hold (with their scopes)."""
     from django.db.models import Q
 
     from dashboard.access.models import Grant, SingleSignOnIdentity
@@ -145,9 +156,12 @@ def _stored(user: Any) -> tuple[set[str], Policy]:
     sso = SingleSignOnIdentity.objects.filter(user=user).values_list("groups", flat=True).first()
     groups |= {str(g) for g in sso or () if g}
     rules: list[Rule] = []
+    held: list[tuple[str, str]] = []
     for grant in Grant.objects.filter(Q(user=user) | Q(group__in=groups)).select_related("role", "user"):
         rules.extend(role_rules(grant.subject, grant.role.action_list(), grant.scope, allow=not grant.deny))
-    return groups, Policy(tuple(rules))
+        if not grant.deny:
+            held.append((grant.role.name, grant.scope))
+    return groups, Policy(tuple(rules)), tuple(held)
 
 
 _loader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="access-loader")

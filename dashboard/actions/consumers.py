@@ -2,7 +2,9 @@
 
 Same rules as the other sockets: anonymous connections are refused with 4401 (unless read-only
 anonymous viewing is on), a rollout outside the user's scope with 4403; the Origin check is the ASGI
-application's. Each message is ``{"type": "action", "entry": {...}}`` (``live.entry_json``).
+application's. Each message is ``{"type": "action", "entry": {...}}`` (``live.entry_json``), or
+``{"type": "request", "request": id, "state": …}`` when an approval request of the rollout was opened,
+voted on or closed — a doorbell: the page fetches ``/api/v1/requests`` again (its per-user part).
 """
 
 from __future__ import annotations
@@ -43,3 +45,8 @@ class ActionsConsumer(AsyncWebsocketConsumer):
         # Re-checked per message: a grant revoked while the page is open stops the flow.
         if (await aaccess_for(self.user)).can("get", self.key):
             await self.send(text_data=json.dumps({"type": "action", "entry": message["entry"]}, default=str))
+
+    async def guard_request(self, message: Mapping[str, Any]) -> None:
+        if (await aaccess_for(self.user)).can("get", self.key):
+            payload = {"type": "request", "request": message["request"], "state": message.get("state")}
+            await self.send(text_data=json.dumps(payload))

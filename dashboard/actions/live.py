@@ -47,6 +47,8 @@ def entry_json(entry: AuditEntry, result: AuditEntry | None = None) -> dict[str,
         "changes": final.changes if final is not None else {},
         "requests": final.requests if final is not None else [],
         "finishedAt": final.at.isoformat() if final is not None else None,
+        "reason": entry.reason,
+        "guard": dict(entry.guard or {}),
     }
 
 

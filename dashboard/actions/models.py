@@ -32,6 +32,13 @@ class Outcome(models.TextChoices):
     CONFLICT = "conflict", "Conflict"
     REFUSED = "refused", "Refused"
     FAILED = "failed", "Failed"
+    # Guard rails (dashboard.guardrails): a request for approval and what became of it. Rows of their
+    # own (never results of an attempt), so they list on the audit page and the rollout's timeline.
+    REQUESTED = "requested", "Requested approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    EXPIRED = "expired", "Expired"
+    VOIDED = "voided", "Voided"
 
 
 FINAL = (Outcome.DONE, Outcome.DENIED, Outcome.CONFLICT, Outcome.REFUSED, Outcome.FAILED)
@@ -64,6 +71,10 @@ class AuditEntry(models.Model):
     detail = models.TextField(blank=True, default="")
     changes = models.JSONField(default=dict, blank=True)
     requests = models.JSONField(default=list, blank=True)
+    # The guard rails' part: the reason given, the approval request it ran for and by whom it was
+    # approved, a broken glass (``{"request": id, "approvers": [...], "breakGlass": "window"}``).
+    reason = models.TextField(blank=True, default="")
+    guard = models.JSONField(default=dict, blank=True)
     attempt = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="result", editable=False
     )

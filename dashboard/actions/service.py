@@ -36,6 +36,7 @@ from dashboard.access.policy import ACTIONS
 from dashboard.access.rbac import access_for
 from dashboard.actions import plans
 from dashboard.actions.models import AuditEntry, Outcome
+from dashboard.guardrails import service as guardrails
 from dashboard.kube.actions import ActionClient, KubeError, impersonation_for
 from dashboard.notify.service import notify_audit
 
@@ -150,13 +151,23 @@ def rollout_act(
     seen: Any = None,
     params: Any = None,
     idempotency_key: str = "",
+    reason: Any = "",
+    break_glass: bool = False,
+    request: Any = None,
+    view: Mapping[str, Any] | None = None,
 ) -> tuple[AuditEntry, bool]:
-    """Record the attempt and start it; returns (first row, replayed?). Denials are rows too."""
+    """Record the attempt and start it; returns (first row, replayed?). Denials are rows too.
+
+    The guard rails (``dashboard.guardrails``) are asked last: a freeze refuses (``break_glass`` with the
+    permission and a ``reason`` overrides it, and notifies), a reason may be required, an approval rule
+    sends the user to request approval — unless this is the run of an approved ``request``. ``view`` is
+    the rollout's live view, for the rules' label selectors."""
     split_key(key)
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")
     idempotency_key = (idempotency_key or "").strip()
-    base: dict[str, Any] = {"seen": seen if isinstance(seen, Mapping) else {}}
+    reason = reason.strip()[:2000] if isinstance(reason, str) else ""
+    base: dict[str, Any] = {"seen": seen if isinstance(seen, Mapping) else {}, "reason": reason}
     if len(idempotency_key) > MAX_KEY_LENGTH:
         return _row(
             user, action, key, outcome=Outcome.DENIED, detail="the idempotency key is too long", **base
@@ -180,6 +191,13 @@ def rollout_act(
     cleaned_params = _clean_params(action, params)
     if isinstance(cleaned_params, str):
         return _row(user, action, key, outcome=Outcome.DENIED, detail=cleaned_params, **base), False
+    now = timezone.now()
+    guard = guardrails.guard_of(action, key, view, now)
+    admission = guardrails.admit(
+        access_for(user), guard, key, reason=reason, break_glass=break_glass, request=request, now=now
+    )
+    if admission.refusal:
+        return _row(user, action, key, outcome=Outcome.DENIED, detail=admission.refusal, **base), False
     try:
         with transaction.atomic():
             entry = _row(
@@ -190,12 +208,16 @@ def rollout_act(
                 seen=cleaned_seen,
                 params=cleaned_params,
                 idempotency_key=idempotency_key,
+                reason=reason,
+                guard=dict(admission.guard or {}),
             )
     except IntegrityError:  # the same key raced in from another request: that one acts
         earlier = AuditEntry.objects.get(
             actor=user.username, idempotency_key=idempotency_key, outcome=Outcome.ACCEPTED
         )
         return _replay(earlier, action, key)
+    if admission.break_glass:
+        guardrails.notify_break_glass(entry, admission.break_glass)
     from celery import current_app
 
     # Sent at once, not on commit: callers are not inside a transaction (views run in autocommit), and
@@ -314,6 +336,8 @@ def _finish(entry: AuditEntry, outcome: str, detail: str = "", **fields: Any) ->
         params=entry.params,
         seen=entry.seen,
         idempotency_key=entry.idempotency_key,
+        reason=entry.reason,
+        guard=entry.guard,
         outcome=outcome,
         detail=detail,
         attempt=entry,

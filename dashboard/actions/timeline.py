@@ -16,6 +16,29 @@ from dashboard.actions.models import AuditEntry
 KIND = "action"
 
 
+# The guard rails' rows (dashboard.guardrails) in words: a request and what became of it.
+_GUARD_WORDS = {
+    "requested": "{actor} requested approval to {action}",
+    "approved": "{actor} approved the request to {action}",
+    "rejected": "{actor} denied the request to {action}",
+    "expired": "the request to {action} expired",
+    "voided": "the request to {action} is void: the rollout moved on",
+}
+
+
+def title(entry: dict[str, Any]) -> str:
+    """An attempt's timeline title; a broken glass and the approvers are part of it."""
+    outcome, guard = entry["outcome"], entry.get("guard") or {}
+    if outcome in _GUARD_WORDS:
+        return _GUARD_WORDS[outcome].format(actor=entry["actor"], action=entry["action"])
+    text = f"{entry['actor']}: {entry['action']} — {outcome}"
+    if guard.get("breakGlass") and outcome != "denied":
+        text += f" (broke the glass of “{guard['breakGlass']}”)"
+    if guard.get("approvers"):
+        text += f" (approved by {', '.join(guard['approvers'])})"
+    return text
+
+
 def audit_events(
     key: str, limit: int = 30, *, since: datetime | None = None, until: datetime | None = None
 ) -> list[dict[str, Any]]:
@@ -34,7 +57,7 @@ def audit_events(
             {
                 "kind": KIND,
                 "at": entry["finishedAt"] or entry["at"],
-                "title": f"{entry['actor']}: {entry['action']} — {entry['outcome']}",
+                "title": title(entry),
                 "podHash": str(entry["seen"].get("podHash") or ""),
                 "data": {
                     "outcome": entry["outcome"],
@@ -42,6 +65,8 @@ def audit_events(
                     "auditId": entry["id"],
                     "actor": entry["actor"],
                     "action": entry["action"],
+                    "reason": entry["reason"],
+                    "guard": entry["guard"],
                 },
                 "key": key,
             }

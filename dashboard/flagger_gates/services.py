@@ -252,9 +252,19 @@ def _latest(key: tuple[str, str, str], *gates: str) -> GateCall | None:
 
 
 def canary_act(
-    user: Any, action: str, cluster: str, namespace: str, name: str, *, patcher: Any = None
+    user: Any,
+    action: str,
+    cluster: str,
+    namespace: str,
+    name: str,
+    *,
+    patcher: Any = None,
+    request: Any = None,
 ) -> ActResult:
-    """Do ``action`` on the Canary for ``user``: permission check, decision or patch, audit row."""
+    """Do ``action`` on the Canary for ``user``: permission check, decision or patch, audit row.
+
+    A promote also asks the guard rails (``dashboard.guardrails``): under an approval rule the
+    confirm-promotion gate opens only for the run of an approved ``request``, and never in a freeze."""
     key = (cluster, namespace, name)
     if action not in PERMISSION:
         entry = _audit(
@@ -278,7 +288,7 @@ def canary_act(
         detail = f"spec.suspend set to {str(suspended).lower()}"
         entry = _audit(user, action, key, Outcome.DONE, detail, suspend=suspended)
         return ActResult(Outcome.DONE, detail, entry.pk, 200)
-    return _gate_action(user, action, key)
+    return _gate_action(user, action, key, request)
 
 
 def _lift_holds(key: tuple[str, str, str]) -> None:
@@ -287,9 +297,30 @@ def _lift_holds(key: tuple[str, str, str]) -> None:
     ).delete()
 
 
-def _gate_action(user: Any, action: str, key: tuple[str, str, str]) -> ActResult:
+def _guard_refusal(user: Any, key: tuple[str, str, str], request: Any) -> ActResult | None:
+    """The guard rails' answer to a Canary promote (the same ``admit`` as a Rollout action's)."""
+    from django.utils import timezone
+
+    from dashboard.guardrails import service as guardrails
+
+    now = timezone.now()
+    where = "/".join(key)
+    guard = guardrails.guard_of("promote", where, None, now)
+    admission = guardrails.admit(
+        access_for(user), guard, where, reason="", break_glass=False, request=request, now=now
+    )
+    if not admission.refusal:
+        return None
+    entry = _audit(user, "promote", key, Outcome.DENIED, admission.refusal)
+    return ActResult(Outcome.DENIED, admission.refusal, entry.pk, guardrails.status_of(admission.refusal)[0])
+
+
+def _gate_action(user: Any, action: str, key: tuple[str, str, str], request: Any = None) -> ActResult:
     actor = _actor(user)
     if action == "promote":
+        refused = _guard_refusal(user, key, request)
+        if refused is not None:
+            return refused
         call = _latest(key, "confirm-rollout", "confirm-promotion")
         if call is None or call.answer <= 202:
             detail = (
@@ -299,6 +330,11 @@ def _gate_action(user: Any, action: str, key: tuple[str, str, str]) -> ActResult
             )
             entry = _audit(user, action, key, Outcome.REFUSED, detail)
             return ActResult(Outcome.REFUSED, detail, entry.pk, 409)
+        wanted = (request.seen or {}).get("checksum") if request is not None else None
+        if wanted is not None and wanted != call.checksum:  # approved for another revision: not this one
+            detail = f"the Canary moved on to revision {call.checksum} since revision {wanted} was requested"
+            entry = _audit(user, action, key, Outcome.CONFLICT, detail)
+            return ActResult(Outcome.CONFLICT, detail, entry.pk, 409)
         _decide(key, call.gate, call.checksum, Decision.APPROVE, actor)
         GateDecision.objects.filter(
             cluster=key[0], namespace=key[1], name=key[2], checksum=call.checksum, decision=Decision.HOLD

@@ -130,7 +130,10 @@ def wants(subscription: SubscriptionLike, event: Mapping[str, Any]) -> bool:
 def rollout_link(event: Mapping[str, Any], dashboard_url: str) -> str | None:
     if not dashboard_url:
         return None
-    return f"{dashboard_url.rstrip('/')}/rollouts/{event['cluster']}/{event['namespace']}/{event['rollout']}"
+    page = f"{dashboard_url.rstrip('/')}/rollouts/{event['cluster']}/{event['namespace']}/{event['rollout']}"
+    detail = event.get("detail") if isinstance(event.get("detail"), Mapping) else {}
+    request = (detail or {}).get("request")  # an approval request: its place on the rollout page
+    return f"{page}#request-{request}" if request else page
 
 
 _ICON = {"critical": ":red_circle:", "warning": ":large_orange_circle:", "info": ":large_blue_circle:"}

@@ -7,9 +7,13 @@ body is parsed by ``dashboard.jsonbody`` (size and depth bounded first). Session
 CSRF (the ``X-CSRFToken`` header), like every form of the site. The service audits every attempt,
 refusals included.
 
+Optional ``"reason"`` (text; required where a guard rail asks for one) and ``"breakGlass": true`` (run
+during a change freeze: needs the ``break-glass`` permission and a reason).
+
 Answers: 200 done (also when nothing needed sending, with the reason), 202 accepted but still running
 after ``ACTIONS_WAIT_SECONDS``, 400 bad request, 401 not signed in, 403 not permitted, 409 the rollout
-moved on (``changes`` says what), 422 the action does not apply (e.g. unwedge of a non-orphan), 429 rate
+moved on (``changes`` says what) or a guard rail stands in the way (``code`` ``frozen`` or
+``approval-required``), 422 the action does not apply (e.g. unwedge of a non-orphan), 429 rate
 limited, 502 the Kubernetes API refused (its message in ``detail``). A repeated idempotency key answers
 with the first attempt and ``"replayed": true``.
 
@@ -58,13 +62,29 @@ def _denied_status(detail: str) -> int:
         return 429
     if detail.startswith("not permitted"):
         return 403
+    if detail.startswith(("frozen:", "needs approval:")):
+        return 409  # a guard rail: the rollout's state (a freeze, an approval rule) stands in the way
+    if detail.startswith("reason required:"):
+        return 422
     return 400
+
+
+# The guard rails' refusals, by the detail's first words: what a client branches on.
+CODES = {
+    "frozen:": "frozen",
+    "needs approval:": "approval-required",
+    "reason required:": "reason-required",
+    "not permitted to break glass": "break-glass-forbidden",
+}
 
 
 def _answer(entry: AuditEntry, final: AuditEntry | None, replayed: bool) -> JsonResponse:
     document = entry_json(entry, final or entry)  # still running: the accepted row is the answer
     outcome = document["outcome"]
     status = _denied_status(document["detail"]) if outcome == Outcome.DENIED else STATUS.get(outcome, 200)
+    code = next((c for prefix, c in CODES.items() if document["detail"].startswith(prefix)), "")
+    if outcome == Outcome.DENIED and code:
+        document["code"] = code
     response = JsonResponse({**document, "replayed": replayed}, status=status)
     if status == 429:
         response["Retry-After"] = str(settings.ACTIONS_RATE_WINDOW_SECONDS)
@@ -102,6 +122,7 @@ async def run_action(
         )
         return _answer(entry, entry, False)
     idempotency_key = str(body.get("idempotencyKey") or request.headers.get("Idempotency-Key") or "")
+    _, view = await data.gather_rollout(key)  # its labels, for the guard rails' selectors
     try:
         entry, replayed = await sync_to_async(rollout_act)(
             user,
@@ -110,6 +131,9 @@ async def run_action(
             seen=body.get("seen"),
             params=body.get("params"),
             idempotency_key=idempotency_key,
+            reason=body.get("reason") or "",
+            break_glass=body.get("breakGlass") is True,
+            view=view,
         )
     except ValueError as error:  # unknown action, malformed key, or an idempotency key reused elsewhere
         entry = await sync_to_async(attempt_refused)(user, action, key, str(error))

@@ -51,6 +51,8 @@ CSV_FIELDS = (
     "requests",
     "idempotencyKey",
     "finishedAt",
+    "reason",  # guard rails: the reason given (or a vote's comment)
+    "guard",  # guard rails: the request it ran for, its approvers, a broken glass
 )
 
 

@@ -19,7 +19,7 @@ from dashboard.live.bus import Entry, LiveBus, get_bus, parse_id
 from dashboard.web.canary import CONTROLLER as CANARY_CONTROLLER
 from dashboard.web.canary import present_canary
 from dashboard.web.fleet_index import FleetIndex
-from dashboard.web.rollout import TIMELINE_LIMIT, present_rollout, with_actions
+from dashboard.web.rollout import TIMELINE_LIMIT, present_rollout, with_actions, with_guards
 from dashboard.web.timefmt import parse_time
 
 _bus: LiveBus | None = None
@@ -351,7 +351,9 @@ async def rollout_page(key: str, view: Mapping[str, Any], stream_id: str) -> dic
         _pages[memo] = page
         while len(_pages) > _PAGE_MEMO:
             _pages.popitem(last=False)
-    return page
+    if view.get("controller") == CANARY_CONTROLLER:
+        return page
+    return with_guards(page, view, now())
 
 
 def split_key(key: str) -> tuple[str, str, str] | None:
@@ -436,12 +438,15 @@ def action_permissions_sync(user: Any, key: str) -> dict[str, dict[str, Any]]:
     The page adds these to the buttons of the rollout document (``rollout.with_permissions``): a user who
     may not act sees the button disabled with the reason, never a button that fails.
     """
-    from dashboard.access.policy import ACTIONS
+    from dashboard.access.policy import ACTIONS, BREAK_GLASS
     from dashboard.access.rbac import access_for
 
     if not getattr(user, "is_authenticated", False):
-        return {a: {"allowed": False, "deniedReason": "sign in to act on rollouts"} for a in ACTIONS}
-    allowed = set(access_for(user).actions_on(key, ACTIONS))
+        return {
+            a: {"allowed": False, "deniedReason": "sign in to act on rollouts"}
+            for a in (*ACTIONS, BREAK_GLASS)
+        }
+    allowed = set(access_for(user).actions_on(key, (*ACTIONS, BREAK_GLASS)))
     roles = _role_names(user)
     who = f"your role {', '.join(roles)}" if roles else "you (no role on this rollout)"
     return {
@@ -449,5 +454,5 @@ def action_permissions_sync(user: Any, key: str) -> dict[str, dict[str, Any]]:
             "allowed": action in allowed,
             "deniedReason": "" if action in allowed else f"{who} may not {action}",
         }
-        for action in ACTIONS
+        for action in (*ACTIONS, BREAK_GLASS)  # break-glass: may this user act during a freeze
     }

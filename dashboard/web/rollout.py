@@ -16,6 +16,9 @@ from typing import Any
 from dashboard import jsonbody
 from dashboard.domain.attention import attention
 from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
+from dashboard.guardrails.buttons import freeze_banner, guarded
+from dashboard.guardrails.loader import current_rules
+from dashboard.guardrails.rules import GuardRules
 from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
 from dashboard.web.flow import build_flow, hash_change, pause_ends_at
@@ -43,7 +46,7 @@ def present_rollout(
         "autoscaler": autoscaler(view),
         "analysis": analysis_charts(view),
         "findings": presented_findings,
-        "actions": actions(view, presented_findings),
+        "actions": actions(view, presented_findings, now=now),
         "timeline": timeline(events),
         "updatedAt": view.get("updatedAt") or "",
     }
@@ -404,10 +407,17 @@ def _seen(view: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def actions(
+    view: Mapping[str, Any],
+    presented: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    rules: GuardRules | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """The action bar: the domain's ``availableActions`` (the rules the action service enforces, computed
     from the live objects) plus, on the promoting actions, the open critical findings they would go past
-    (then the dialog asks first and names them), and the most severe finding's runnable remedy."""
+    (then the dialog asks first and names them), the most severe finding's runnable remedy, and on every
+    button its guard rails (``dashboard.guardrails.buttons``; ``rules`` default to the policy file's)."""
     open_findings = list(presented if presented is not None else findings(view))
     available = view.get("availableActions") if isinstance(view.get("availableActions"), Mapping) else {}
     critical = [
@@ -426,6 +436,11 @@ def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | No
             what = button.get("summary") or button.get("label") or button["name"]
             button["confirm"] = f"{what}. Still open: {names}. Go ahead anyway?"
         buttons.append(button)
+    key = f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}"
+    labels = view.get("labels") if isinstance(view.get("labels"), Mapping) else {}
+    buttons = guarded(
+        buttons, rules if rules is not None else current_rules(), key, labels or {}, now or datetime.now(UTC)
+    )
     by_name = {b["name"]: b for b in buttons}
     suggested = None
     for f in open_findings:
@@ -435,9 +450,22 @@ def actions(view: Mapping[str, Any], presented: Sequence[Mapping[str, Any]] | No
             break
     return {
         "buttons": buttons,
+        "freeze": freeze_banner(buttons),
         "suggested": suggested,
         "seen": dict((available or {}).get("seen") or _seen(view)),
     }
+
+
+def with_guards(page: Mapping[str, Any], view: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """``page`` with its buttons' guard rails as of ``now`` and the rules in force: a memoised page is
+    kept per rollout change, but a freeze begins or ends, and a rule is edited, without one."""
+    document = page.get("actions")
+    if not isinstance(document, Mapping) or not document.get("buttons"):
+        return dict(page)
+    key = f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}"
+    labels = view.get("labels") if isinstance(view.get("labels"), Mapping) else {}
+    buttons = guarded(document["buttons"], current_rules(), key, labels or {}, now)
+    return {**page, "actions": {**document, "buttons": buttons, "freeze": freeze_banner(buttons)}}
 
 
 def with_permissions(
@@ -479,7 +507,10 @@ TIMELINE_ICONS = {
 
 # A user action's icon says how it ended (the audit's outcomes).
 ACTION_ICONS = {"done": "healthy", "accepted": "progressing", "denied": "warning", "refused": "warning",
-                "failed": "degraded", "conflict": "warning"}  # fmt: skip
+                "failed": "degraded", "conflict": "warning",
+                # guard rails: a request and what became of it
+                "requested": "paused", "approved": "healthy", "rejected": "warning", "expired": "warning",
+                "voided": "warning"}  # fmt: skip
 
 
 def event_icon(event: Mapping[str, Any]) -> str:

@@ -26,16 +26,22 @@
   // Per user: the server's answer on the button (first paint), else the same answer the page was served
   // with (live updates go to every viewer alike and carry no per-user part).
   var initialDoc = UI.readJSON("initial") || {};
-  var perms = initialDoc.permissions || {};
+  var perms = initialDoc.permissions || permitted.permissions || {};
   function rule(b) {
     if (b.allowed !== undefined) return { allowed: !!b.allowed, deniedReason: b.deniedReason || "" };
     if (perms[b.name]) return perms[b.name];
     return { allowed: permitted.allowed.indexOf(b.name) >= 0, deniedReason: "" };
   }
   function allowed(b) { return !!rule(b).allowed; }
+  // Guard rails (the server's `guard` on each button): a freeze, approvals, a reason.
+  function guard(b) { return (b && b.guard) || {}; }
+  function mayBreakGlass() { return !!(perms["break-glass"] && perms["break-glass"].allowed); }
+  function frozen(b) { return guard(b).frozen || null; }
+  function barLabel(b) { return guard(b).buttonLabel || label(b); }
   function why(b) {
     if (!allowed(b)) return rule(b).deniedReason || "Your role may not " + plain(b.label).toLowerCase() + " this rollout.";
     if (!b.applies) return b.reason || "Does not apply to the rollout's current state.";
+    if (frozen(b) && !mayBreakGlass()) return frozen(b).text + ". Only someone who may break the glass can " + plain(b.label).toLowerCase() + " now.";
     return "";
   }
 
@@ -46,7 +52,8 @@
     var id = "why-" + source + "-" + b.name;
     var button = el("button", { type: "button", "class": cls + (reason ? " is-disabled" : ""), "data-action": b.name,
       "data-source": source, "aria-disabled": reason ? "true" : null, title: reason || null,
-      "aria-describedby": reason ? id : null }, label(b));
+      "aria-describedby": reason ? id : null, "data-guarded": guard(b).approvals || frozen(b) ? "true" : null }, barLabel(b));
+    if (!reason && frozen(b)) { button.classList.add("is-frozen"); button.title = frozen(b).breakGlassTitle; }
     button._params = params;
     return [button, reason ? el("span", { "class": "sr-only", id: id, text: reason }) : null];
   }
@@ -69,6 +76,12 @@
     var danger = row.filter(function (b) { return b.destructive; });
     fill(document.getElementById("action-danger"), danger.map(function (b) { return control(b, "btn danger", b.params || {}, "bar"); }));
     document.getElementById("action-danger").hidden = !danger.length;
+    // A freeze on: the server's words above the bar (whether this user may break the glass decides which).
+    var note = document.getElementById("action-freeze"), freeze = actions && actions.freeze;
+    if (note) {
+      note.hidden = !freeze;
+      note.textContent = freeze ? (mayBreakGlass() ? freeze.breakGlassText : freeze.viewerText) : "";
+    }
     // The fix buttons inside the finding cards (drawn by rollout.js) follow the same rules.
     Array.prototype.forEach.call(document.querySelectorAll("#findings [data-fix]"), function (node, i) {
       var b = byName(node.getAttribute("data-fix"));
@@ -103,6 +116,21 @@
   // ReplicaSet, the revision), the user's pick where the server offers choices, and every open finding a
   // promote would go past.
   function confirmFirst(b, params, finding, done) {
+    var g = guard(b), ice = frozen(b);
+    var reasonBox = document.getElementById("action-confirm-reason");
+    var reasonInput = reasonBox.querySelector("input");
+    var needReason = !!(g.reasonRequired || ice);
+    reasonBox.hidden = !needReason;
+    reasonInput.value = "";
+    reasonInput.placeholder = g.reasonHint || (ice ? "why the freeze must be broken" : "why");
+    reasonInput.required = !!(ice || (g.reasonRequired && g.approvals === 0));
+    var note = document.getElementById("action-confirm-guard");
+    var words = [];
+    if (ice) words.push(ice.text + ". Breaking the glass is audited and notified at once; say why.");
+    if (g.approvals) words.push("This asks " + g.approvers.join(", ") + " for " + g.approvals + (g.approvals === 1 ? " approval" : " approvals") +
+      ". It runs as you when the last approval lands, and is void if the rollout moves on first.");
+    note.hidden = !words.length;
+    note.textContent = words.join(" ");
     var dialog = document.getElementById("action-confirm");
     var choiceBox = document.getElementById("action-confirm-choice");
     var select = choiceBox.querySelector("select");
@@ -138,8 +166,11 @@
         return el("li", { "data-warning": w.code }, icon(w.severity === "critical" ? "critical" : "warning"), " ", w.severity + ": " + w.title);
       }))] : null);
     document.getElementById("action-confirm-title").textContent = plain(b.label) + " " + key.split("/")[2] + "?";
-    document.getElementById("action-confirm-go").textContent = warnings.length ? plain(b.label) + " anyway" : plain(b.label);
-    dialog.onclose = function () { if (dialog.returnValue === "confirm") done(chosen()); };
+    document.getElementById("action-confirm-go").textContent = g.approvals ? "Request approval" : ice ? "Break glass" :
+      warnings.length ? plain(b.label) + " anyway" : plain(b.label);
+    // Asking for approval sends nothing to the cluster: a plain primary button, not the red one.
+    document.getElementById("action-confirm-go").className = g.approvals ? "btn primary" : "btn danger solid";
+    dialog.onclose = function () { if (dialog.returnValue === "confirm") done(chosen(), reasonInput.value.trim()); };
     dialog.returnValue = "";
     dialog.showModal();
   }
@@ -149,20 +180,25 @@
     if (!b || busy) return;
     var reason = why(b);
     if (reason && !(finding && allowed(b))) { say(reason, "warning"); return; }
-    if (b.confirm || (b.warnings && b.warnings.length) || (b.choices && b.choices.length)) {
-      confirmFirst(b, params, finding, function (p) { send(b, p); });
+    var g = guard(b);
+    if (b.confirm || (b.warnings && b.warnings.length) || (b.choices && b.choices.length) || g.approvals || g.reasonRequired || frozen(b)) {
+      confirmFirst(b, params, finding, function (p, reason) { send(b, p, reason); });
     } else {
-      send(b, params);
+      send(b, params, "");
     }
   }
 
-  function send(b, params) {
+  function send(b, params, reason) {
     busy = true; render();
-    say(plain(b.label) + "…", "");
-    fetch(base + "/actions/" + encodeURIComponent(b.name), {
+    var g = guard(b), ice = !!frozen(b);
+    say((g.approvals ? "Requesting " : "") + plain(b.label) + "…", "");
+    var url = g.approvals ? "/api/v1/requests" : base + "/actions/" + encodeURIComponent(b.name);
+    var body = { seen: (actions && actions.seen) || {}, params: params || {}, reason: reason || "", breakGlass: ice };
+    if (g.approvals) { body.rollout = key; body.action = b.name; }
+    fetch(url, {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), "Idempotency-Key": newKey() },
-      body: JSON.stringify({ seen: (actions && actions.seen) || {}, params: params || {} })
+      body: JSON.stringify(body)
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (body) { report(response.status, b, body); });
     }).catch(function () {
@@ -172,7 +208,9 @@
 
   function report(status, b, body) {
     var detail = body.detail || body.error || "";
-    if (status === 200) say("Done: " + detail, "");
+    if (status === 201) { say("Requested: waiting for " + body.required + (body.required === 1 ? " approval" : " approvals") + " (" + body.approvers.join(", ") + ").", ""); loadRequests(); }
+    else if (body.code) say((status === 422 ? "Refused: " : "Nothing was sent — ") + detail, "warning");
+    else if (status === 200) say("Done: " + detail, "");
     else if (status === 202) say("Accepted; still running. The outcome will appear under Recent actions.", "");
     else if (status === 409) say("Nothing was sent — " + detail + ". Look at the rollout again before deciding.", "warning");
     else if (status === 422) say("Refused: " + detail, "warning");
@@ -182,6 +220,68 @@
     else say("Failed: " + detail, "critical");
   }
 
+  // The open approval requests: fetched (with this user's right to vote) on load and whenever the
+  // actions socket rings for a request of this rollout.
+  function loadRequests() {
+    fetch("/api/v1/requests?open=1&rollout=" + encodeURIComponent(key), { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.json() : { requests: [] }; })
+      .then(function (body) { showRequests(body.requests || []); });
+  }
+
+  function showRequests(list) {
+    var box = document.getElementById("approval-requests");
+    if (!box) return;
+    box.hidden = !list.length;
+    fill(document.getElementById("approval-request-list"), list.map(requestItem));
+  }
+
+  function requestItem(r) {
+    var comment = el("input", { type: "text", "class": "request-comment", maxlength: "2000", placeholder: "comment (optional)", "aria-label": "Comment" });
+    var names = r.approvals.map(function (a) { return a.approver; });
+    return el("li", { "class": "request", id: "request-" + r.id, "data-request": r.id, "data-state": r.state },
+      el("div", { "class": "request-head" },
+        el("b", { text: r.requester }), " asks to ", el("b", { text: r.action }),
+        r.breakGlass ? el("span", { "class": "badge tone-critical", text: "break glass: " + r.breakGlass }) : null),
+      r.reason ? el("div", { "class": "request-reason", text: "“" + r.reason + "”" }) : null,
+      el("div", { "class": "request-meta muted" },
+        el("span", { "data-field": "approvals", text: names.length + " of " + r.required + (r.required === 1 ? " approval" : " approvals") + (names.length ? " (" + names.join(", ") + ")" : "") }),
+        r.seen && r.seen.checksum ? " · revision " + r.seen.checksum : "",
+        " · from " + r.approvers.join(", ") + " · expires ",
+        el("time", { datetime: r.expiresAt, text: new Date(r.expiresAt).toLocaleString() })),
+      r.mayApprove || r.mayDeny ? el("div", { "class": "request-vote" }, comment,
+        r.mayApprove ? voteButton(r, "approve", "Approve", comment) : null,
+        r.mayDeny ? voteButton(r, "deny", r.requester === permitted.user ? "Withdraw" : "Deny", comment) : null) : null,
+      !r.mayApprove && r.whyNot ? el("div", { "class": "muted request-why", text: r.whyNot }) : null);
+  }
+
+  function voteButton(r, vote, text, comment) {
+    var button = el("button", { type: "button", "class": "btn" + (vote === "approve" ? " primary" : ""), "data-vote": vote }, text);
+    button.addEventListener("click", function () {
+      var seen = (actions && actions.seen) || {};
+      // A Canary's request is bound to the revision its gate waits for, which the item names.
+      if (r.seen && r.seen.checksum) seen = { checksum: r.seen.checksum };
+      button.disabled = true;
+      fetch("/api/v1/requests/" + r.id + "/" + vote, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+        body: JSON.stringify({ seen: seen.checksum ? seen : { podHash: seen.podHash, stepIndex: seen.stepIndex }, comment: comment.value })
+      }).then(function (response) { return response.json().then(function (body) { return [response.status, body]; }); })
+        .then(function (answer) {
+          var body = answer[1];
+          if (answer[0] === 200) say(vote === "approve" ? (body.state === "approved" ? "Approved: " + body.detail : "Approved; " + body.approvals.length + " of " + body.required + ".") : "Denied.", "");
+          else say("Not recorded — " + (body.error || "the server refused"), "warning");
+          loadRequests();
+        });
+    });
+    return button;
+  }
+
+  function refreshAudit() {
+    fetch(base + "/audit", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : { entries: [] }; })
+      .then(function (body) { recent = body.entries || []; showEntries(recent); });
+  }
+  loadRequests();
+
   var PAST = {
     "promote": "promoted", "promote-full": "fully promoted", "skip-current-step": "skipped a step of",
     "abort": "aborted", "retry": "retried", "pause": "paused", "resume": "resumed", "restart": "restarted",
@@ -190,13 +290,19 @@
 
   function entryItem(e) {
     var outcome = e.outcome === "accepted" ? "running" : e.outcome;
-    var verb = e.outcome === "done" ? PAST[e.action] || e.action : "tried to " + e.action;
+    var verb = e.outcome === "done" ? PAST[e.action] || e.action : GUARD_VERBS[e.outcome] ? GUARD_VERBS[e.outcome] + " " + e.action : "tried to " + e.action;
+    if (e.guard && e.guard.breakGlass && e.outcome !== "denied") verb += " (broke the glass of “" + e.guard.breakGlass + "”)";
+    if (e.guard && e.guard.approvers && e.guard.approvers.length) verb += " (approved by " + e.guard.approvers.join(", ") + ")";
     return el("li", { "class": "outcome-" + outcome, "data-entry": e.id },
       el("time", { "class": "t", datetime: e.at, text: new Date(e.at).toLocaleString() }),
       el("span", { "class": "who", text: e.actor + " " + verb }),
       el("span", { "class": "badge", text: outcome }),
-      el("span", { "class": "muted", text: e.detail || "" }));
+      el("span", { "class": "muted", text: (e.detail || "") + (e.reason && e.outcome !== "requested" ?
+        (e.outcome === "approved" || e.outcome === "rejected" ? " — comment: “" : " — reason: “") + e.reason + "”" : "") }));
   }
+
+  var GUARD_VERBS = { requested: "requested approval to", approved: "approved", rejected: "denied the request to",
+    expired: "(expired) request to", voided: "(void) request to" };
 
   function showEntries(entries) {
     var list = document.getElementById("recent-actions");
@@ -241,6 +347,13 @@
     socket.onmessage = function (event) {
       var message = JSON.parse(event.data);
       if (message.type === "action") addEntry(message.entry);
+      if (message.type === "request") {
+        loadRequests(); refreshAudit();
+        var closed = { approved: ["A request was approved; its action runs as the requester.", ""],
+          denied: ["A request was denied.", "warning"], expired: ["A request expired.", "warning"],
+          void: ["A request is void: the rollout moved on.", "warning"] }[message.state];
+        if (closed) say(closed[0], closed[1]);
+      }
     };
     socket.onclose = function (event) {
       if (event.code === 4401 || event.code === 4403) return;

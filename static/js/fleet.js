@@ -141,7 +141,9 @@
             // What the sync engine says, beside what the rollout says.
             row.gitops ? el("span", { "class": "engine" + (row.gitopsTone ? " " + UI.toneClass(row.gitopsTone) : ""), "data-field": "gitops", title: "Argo CD, as the managing Application reports it" },
               icon(row.gitopsIcon), "Argo CD " + row.gitops) : null),
-          row.reason ? el("div", { "class": "reason " + reasonTone(row), title: row.reason, text: row.reason }) : null))),
+          // An open approval request says more than the reason (which stays in the tooltip); one line either way.
+          awaiting[row.key] ? el("div", { "class": "reason awaiting-approval", "data-field": "awaiting", title: row.reason || null, text: awaiting[row.key] })
+            : row.reason ? el("div", { "class": "reason " + reasonTone(row), title: row.reason, text: row.reason }) : null))),
       stepCell(row),
       weightCell(row),
       el("td", { "class": "hashes" }, row.canaryHash ? el("span", { text: row.canaryHash }) : null,
@@ -384,6 +386,25 @@
     document.getElementById("fleet-summary").textContent = message;
     document.body.setAttribute("data-fleet", "failed");
   }
+
+  // Guard rails: rollouts with an open approval request ("awaiting approval (1 of 2)"), as the server
+  // words it; asked on load and every 10 s while the tab is visible (requests live in the database, not
+  // on the fleet bus, so they do not ride its websocket).
+  var awaiting = {};
+  function loadAwaiting() {
+    fetch("/api/v1/requests/awaiting", { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (doc) {
+        if (!doc) return;
+        var next = doc.awaiting || {};
+        if (JSON.stringify(next) !== JSON.stringify(awaiting)) {
+          awaiting = next;
+          scheduleRender();
+        }
+      }).catch(function () {});
+  }
+  loadAwaiting();
+  setInterval(function () { if (!document.hidden) loadAwaiting(); }, 10000);
 
   bindFilters();
   var live = Live.connect("/ws/fleet/", {

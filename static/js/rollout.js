@@ -261,9 +261,27 @@
       .then(function (body) {
         result.className = "note action-result " + (body.outcome === "done" ? "ok" : "critical");
         result.textContent = label + ": " + (body.detail || body.error || body.outcome);
+        // Guard rails: an approval rule covers this Canary's promote — ask for it (the request binds to the
+        // revision the gate waits for; it shows, live, above the bar for everyone).
+        if (String(body.detail || "").indexOf("needs approval:") === 0) requestApproval(action, label, result);
       })
       .catch(function (error) { result.className = "note action-result critical"; result.textContent = label + " failed: " + error; });
   }
+
+  function requestApproval(action, label, result) {
+    var reason = window.prompt(reasonPrompt(label), "");
+    if (reason === null) return;
+    fetch("/api/v1/requests", { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify({ rollout: key, action: action, reason: reason }) })
+      .then(function (r) { return r.json().then(function (b) { return [r.status, b]; }); })
+      .then(function (answer) {
+        result.className = "note action-result " + (answer[0] === 201 ? "ok" : "critical");
+        result.textContent = answer[0] === 201 ? "Requested: waiting for " + answer[1].required + " approval(s) from " + answer[1].approvers.join(", ") + "."
+          : label + ": " + (answer[1].error || "the request was refused");
+      });
+  }
+  function reasonPrompt(label) { return label + " needs approval. Why? (the approvers read this)"; }
 
   // A button of the Canary's bar; `reason` (why it is disabled) is shown as its tooltip and description.
   function canaryButton(action, label, destructive, reason, ask) {

@@ -5,6 +5,7 @@ this user may not run disabled, with ``permissions[action].deniedReason`` as the
 ``confirm`` and ``key`` are what the page's script reads (``action-permissions``). The service checks the
 permission again on every POST: this is only what the page shows.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,6 +25,7 @@ def rollout_actions(context: Any, key: str) -> dict[str, Any]:
     allowed = access_for(user).actions_on(key, ACTIONS) if getattr(user, "is_authenticated", False) else []
     return {
         "key": key,
+        "user": str(getattr(user, "username", "") or ""),  # whose request is whose (guard rails)
         # Per action {allowed, deniedReason} (``data.action_permissions_sync``, put in the context by the
         # view): a button the user may not run is shown disabled with the reason.
         "permissions": context.get("action_permissions") or {},

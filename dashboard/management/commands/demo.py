@@ -17,6 +17,7 @@ from dashboard.demo import (
     check_scenarios,
     demo_legend,
     demo_login,
+    demo_policy,
     demo_prometheus,
     fail_the_cluster,
     plan_scenarios,
@@ -86,6 +87,7 @@ class Command(BaseCommand):
         username, password = demo_login()
         others = role_logins()
         wire_flagger_gates(demo)
+        policy = demo_policy()
         from django.conf import settings
 
         settings.DEMO_LEGEND = demo_legend(demo.scenarios)  # the fleet page's legend (demo mode only)
@@ -108,6 +110,8 @@ class Command(BaseCommand):
                 for name, secret, role, may in others:
                     self.stdout.write(f"  {name:<9} password  {secret}  role {role}: {may}")
                 self.stdout.write("The fleet page's legend says which rollout plays which scenario.")
+                if policy:
+                    self.stdout.write(f"Guard rails (approvals, a freeze to switch on) are in {policy}")
                 self.stdout.write("Press Ctrl-C to stop.\n")
                 self.stdout.flush()
 

@@ -1,0 +1,1 @@
+"""Guard rails for release managers: approvals, change freezes and reasons, enforced by the server."""

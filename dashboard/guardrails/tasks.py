@@ -1,0 +1,13 @@
+"""The scheduler's sweep of approval requests: close the expired ones (audited, announced, notified)
+even when nobody looks at them; a look (``/api/v1/requests``) or a vote closes them first otherwise."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from dashboard.guardrails import service
+
+
+@shared_task(ignore_result=True)
+def close_due_requests() -> int:
+    return service.close_due()
