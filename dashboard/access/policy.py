@@ -11,7 +11,8 @@ or a group name; the resource is ``rollouts`` (or ``*``); the action is one of `
 as ``*``) — or, as in Argo CD, the resource ``logs`` with the action ``get``, which is the action
 ``logs`` (reading pods' logs); the object is a glob over ``"{cluster}/{namespace}/{rollout}"`` in which,
 as in Argo CD, ``*`` also matches ``/``; the effect is ``allow`` or ``deny``.
-``g, <user-or-group-or-role>, role:<name>`` binds a subject to a role (roles may include roles). A matching ``deny`` always wins; nothing matching means no.
+``g, <user-or-group-or-role>, role:<name>`` binds a subject to a role (roles may include roles).
+A matching ``deny`` always wins; nothing matching means no.
 
 Subjects are typed (``Subject(kind, name)``) from the identity to the rule, so a user, a group and a role
 can never be mistaken for each other whatever an identity provider sends: a user or SSO group literally
