@@ -15,6 +15,7 @@ from typing import Any
 
 from dashboard import jsonbody
 from dashboard.domain.attention import attention
+from dashboard.domain.pod_logs import log_targets
 from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.web.evidence import present_evidence
 from dashboard.web.fleet import ARGOCD_HEALTH_ICONS, reason_text, rollout_path, status_icon
@@ -45,6 +46,7 @@ def present_rollout(
         "findings": presented_findings,
         "actions": actions(view, presented_findings),
         "timeline": timeline(events),
+        "logTargets": log_targets(view),
         "updatedAt": view.get("updatedAt") or "",
     }
     with_tones(document)  # every icon's colour from the one map (dashboard.domain.status_icons)

@@ -25,6 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_safe
 
+from dashboard.access.policy import LOGS
 from dashboard.access.rbac import aaccess_for, access_for
 from dashboard.access.visibility import can_view, may_read, visible
 from dashboard.live.bus import BusError
@@ -102,6 +103,7 @@ async def rollout_page(request: HttpRequest, cluster: str, namespace: str, name:
         "action_permissions": permissions,
         "controller": controller,
         "canary_actions": canary_actions(request.reader, key) if controller == "flagger" else [],  # type: ignore[attr-defined]
+        "logs_allowed": access_for(request.reader).can(LOGS, key),  # type: ignore[attr-defined]
         "cluster": cluster,
         "namespace": namespace,
         "name": name,

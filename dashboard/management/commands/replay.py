@@ -64,4 +64,3 @@ class Command(BaseCommand):
                 )
             count += await watcher.replay(group, speed=speed)
         return count
-
