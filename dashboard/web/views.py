@@ -169,6 +169,38 @@ async def release_page(
     return render(request, "dashboard/release.html", context)
 
 
+@never_cache
+@require_GET
+@_reader()
+async def release_postmortem(
+    request: HttpRequest, cluster: str, namespace: str, name: str, pod_hash: str, fmt: str
+) -> HttpResponse:
+    """The release's post-mortem as Markdown or JSON (``?tz=`` the reader's IANA time zone)."""
+    from dashboard.domain.postmortem import BadTimeZone, time_zone, to_markdown
+
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        raise Http404("no such release")
+    try:
+        zone = time_zone(request.GET.get("tz"))
+    except BadTimeZone as error:
+        return JsonResponse({"error": str(error), "field": "tz"}, status=400)
+    _, live = await data.gather_rollout(key)
+    document = await sync_to_async(data.postmortem_sync)(
+        key, pod_hash, zone=zone, base_url=request.build_absolute_uri("/"), view=live
+    )
+    if document is None:
+        return JsonResponse({"error": f"no release {pod_hash} of {key}"}, status=404)
+    filename = f"postmortem-{namespace}-{name}-{pod_hash}.{fmt}"
+    if fmt == "json":
+        response: HttpResponse = JsonResponse(document, json_dumps_params={"indent": 2})
+    else:
+        response = HttpResponse(to_markdown(document), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
 def canary_actions(user: Any, key: str) -> list[str]:
     """The Canary actions ``user`` may take on ``key``: the gate server's own permission rule (each maps
     to the Rollout action of the same meaning), so a button shown is a button that is allowed."""

@@ -12,6 +12,13 @@
   var chartNode = document.getElementById("release-chart");
   var frame = -1;
 
+  // The post-mortem links carry the reader's time zone (the server formats every time in UTC and in it).
+  var zone = (window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone) || "";
+  ["postmortem-md", "postmortem-json"].forEach(function (id) {
+    var link = document.getElementById(id);
+    if (link && zone) link.href = link.getAttribute("href") + "?tz=" + encodeURIComponent(zone);
+  });
+
   function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
   function show(index) {

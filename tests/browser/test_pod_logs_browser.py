@@ -28,7 +28,7 @@ def sims(django_db_setup: Any, django_db_blocker: Any, browser: Any) -> Iterator
         django_db_blocker=django_db_blocker,
         browser=browser,
         redis_url=os.environ["REDIS_URL"],
-        speed=1.5,
+        speed=3.0,
     ) as w:
         yield w
 
