@@ -230,7 +230,9 @@ class ObjectIndex:
             analysisruns=[k for k in kids if k.get("kind") == "AnalysisRun"],
             pods=pods,
             applications=list(self.applications.values()),
-            routers=[self.by_uid[self.routers[ref]] for ref in router_refs(rollout) if ref in self.routers],
+            routers=[
+                self.by_uid[self.routers[ref]] for ref in router_refs(rollout) if ref in self.routers
+            ],
             autoscalers=[
                 o
                 for o in self.by_uid.values()

@@ -181,7 +181,7 @@ def _run_diagnose(*args: str) -> tuple[str, str, int]:
     [
         ("binary.yaml", b"\x00\x01\x02garbage\xff", "binary data"),
         ("truncated.json", b'{"kind": "Rollout", "metadata": {', "invalid JSON"),
-        ("deep.json", b'{"a":' * 100_000 + b"1" + b"}" * 100_000, "levels deep"),
+        ("deep.json", b"{\"a\":" * 100_000 + b"1" + b"}" * 100_000, "levels deep"),
         ("empty.yaml", b"", "empty"),
         ("deep.jsonl", b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n", "nested too deeply"),
     ],

@@ -84,10 +84,8 @@ def test_a_bad_setting_stops_the_watcher_with_one_line_naming_it(env: dict[str, 
 def test_a_malformed_policy_file_stops_the_web_server(tmp_path: Path) -> None:
     policy = tmp_path / "policy.csv"
     policy.write_text("p, role:x, rollouts, bogus\n")
-    result = _start(
-        [sys.executable, "-m", "uvicorn", "rollouts_ui.asgi:application", "--port", "0"],
-        {"RBAC_POLICY_FILE": str(policy)},
-    )
+    result = _start([sys.executable, "-m", "uvicorn", "rollouts_ui.asgi:application", "--port", "0"],
+                    {"RBAC_POLICY_FILE": str(policy)})
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rollouts-ui: configuration error: RBAC_POLICY_FILE:")
@@ -95,19 +93,16 @@ def test_a_malformed_policy_file_stops_the_web_server(tmp_path: Path) -> None:
 
 
 def test_every_problem_is_listed_not_only_the_first() -> None:
-    result = _start(
-        [sys.executable, "-c", "import django; django.setup()"],
-        {"DJANGO_SETTINGS_MODULE": "rollouts_ui.settings", "DEBUG": "maybe", "RBAC_DEFAULT_ROLE": "root"},
-    )
+    result = _start([sys.executable, "-c", "import django; django.setup()"],
+                    {"DJANGO_SETTINGS_MODULE": "rollouts_ui.settings", "DEBUG": "maybe",
+                     "RBAC_DEFAULT_ROLE": "root"})
     assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 2 and "Traceback" not in result.stderr
 
 
 def test_a_celery_worker_stops_on_a_bad_setting() -> None:
-    result = _start(
-        [str(Path(sys.executable).parent / "celery"), "-A", "rollouts_ui", "worker"],
-        {"RBAC_DEFAULT_ROLE": "superadmin"},
-    )
+    result = _start([str(Path(sys.executable).parent / "celery"), "-A", "rollouts_ui", "worker"],
+                    {"RBAC_DEFAULT_ROLE": "superadmin"})
     assert result.returncode == 1
     assert "RBAC_DEFAULT_ROLE='superadmin'" in result.stderr and "Traceback" not in result.stderr
 
@@ -122,10 +117,8 @@ def test_an_unreachable_database_stops_start_up_quickly_naming_database_url(list
         else:
             hole.close()
         started = time.monotonic()
-        result = _start(
-            [sys.executable, "-c", "import rollouts_ui.asgi"],
-            {"DATABASE_URL": f"postgres://app:hunter2@127.0.0.1:{port}/rollouts"},
-        )
+        result = _start([sys.executable, "-c", "import rollouts_ui.asgi"],
+                        {"DATABASE_URL": f"postgres://app:hunter2@127.0.0.1:{port}/rollouts"})
         took = time.monotonic() - started
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
@@ -140,10 +133,8 @@ def test_migrate_against_an_unreachable_database_stops_quickly_naming_database_u
         port = hole.getsockname()[1]
         hole.close()  # refused
         started = time.monotonic()
-        result = _start(
-            [sys.executable, "manage.py", "migrate"],
-            {"DATABASE_URL": f"postgres://app:hunter2@127.0.0.1:{port}/rollouts"},
-        )
+        result = _start([sys.executable, "manage.py", "migrate"],
+                        {"DATABASE_URL": f"postgres://app:hunter2@127.0.0.1:{port}/rollouts"})
         took = time.monotonic() - started
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
@@ -155,14 +146,8 @@ def test_migrate_against_an_unreachable_database_stops_quickly_naming_database_u
 def test_the_database_check_also_runs_inside_an_event_loop_as_in_the_demo() -> None:
     code = "import asyncio\nasync def main():\n    import rollouts_ui.asgi\nasyncio.run(main())\n"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE":
+                            "rollouts_ui.settings"}, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
 
 
@@ -205,12 +190,9 @@ with connection.cursor() as c:
 
 def test_concurrent_sqlite_writers_wait_for_each_other_instead_of_failing_locked(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env |= {
-        "DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", _SQLITE_WRITERS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    env |= {"DJANGO_SETTINGS_MODULE": "rollouts_ui.settings",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    result = subprocess.run([sys.executable, "-c", _SQLITE_WRITERS], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "2 []", result.stdout

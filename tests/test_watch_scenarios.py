@@ -140,6 +140,7 @@ async def test_rerender_race_supersedes_the_first_render_and_restarts_at_step_ze
     assert view["gitops"]["application"].endswith("/frontend")
 
 
+
 async def test_rerender_race_is_raised_live_on_the_snapshot_the_timeline_and_the_fleet_row(
     redis_url: str, redis_prefix: str
 ) -> None:

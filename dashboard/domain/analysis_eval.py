@@ -176,7 +176,9 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
         tok = m.group(kind)
         if kind == "op" and tok in _UNSUPPORTED_OPS:
             # Name the enclosing function when there is one: all(result, {# < 1}) is about all().
-            calls = [t for (k, t), (_, n) in itertools.pairwise(tokens) if n == "(" and k == "name"]
+            calls = [
+                t for (k, t), (_, n) in itertools.pairwise(tokens) if n == "(" and k == "name"
+            ]
             named = [t for t in calls if t in _UNSUPPORTED_FUNCTIONS]
             what = f"the function {named[-1]}()" if named else _UNSUPPORTED_OPS[tok]
             raise UnsupportedExpression(f"expr construct not supported: {what}")

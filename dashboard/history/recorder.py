@@ -69,17 +69,8 @@ def record_batch(items: Sequence[Item]) -> None:
             TimelineEvent.objects.bulk_create(new_events, ignore_conflicts=True)
 
 
-_UPDATED_FIELDS = (
-    "revision",
-    "images",
-    "steps_reached",
-    "step_count",
-    "outcome",
-    "ended_at",
-    "git_revision",
-    "rollout_uid",
-    "updated_at",
-)
+_UPDATED_FIELDS = ("revision", "images", "steps_reached", "step_count", "outcome", "ended_at", "git_revision",
+                   "rollout_uid", "updated_at")
 
 
 def _update_releases(releases: Iterable[Release]) -> None:
@@ -125,11 +116,8 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
         ident = _ident(view)
         if ident is None:
             continue
-        started = {
-            str(e.get("podHash")): _event_time(e, at)
-            for e in events
-            if e.get("kind") == tl.RELEASE_STARTED and e.get("podHash")
-        }
+        started = {str(e.get("podHash")): _event_time(e, at) for e in events
+                   if e.get("kind") == tl.RELEASE_STARTED and e.get("podHash")}
         hashes = {str(e.get("podHash")) for e in events if e.get("podHash")}
         if isinstance(view.get("currentPodHash"), str) and view["currentPodHash"]:
             hashes.add(view["currentPodHash"])
@@ -137,12 +125,8 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
             key = (*ident, pod_hash)
             if key not in wanted:
                 wanted[key] = Release(
-                    cluster=ident[0],
-                    namespace=ident[1],
-                    rollout=ident[2],
-                    pod_hash=pod_hash,
-                    rollout_uid=str(view.get("uid") or ""),
-                    started_at=started.get(pod_hash, at),
+                    cluster=ident[0], namespace=ident[1], rollout=ident[2], pod_hash=pod_hash,
+                    rollout_uid=str(view.get("uid") or ""), started_at=started.get(pod_hash, at),
                 )
                 if pod_hash == view.get("currentPodHash"):
                     _apply_view(wanted[key], view, at)  # a new release is inserted whole, not then updated
@@ -179,16 +163,8 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
 
 def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool:
     """Bring the current release up to date with its view; True when something changed."""
-    before = (
-        release.revision,
-        release.images,
-        release.steps_reached,
-        release.step_count,
-        release.outcome,
-        release.ended_at,
-        release.git_revision,
-        release.rollout_uid,
-    )
+    before = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
+              release.ended_at, release.git_revision, release.rollout_uid)
     revision = view.get("revision")
     if isinstance(revision, int) and not isinstance(revision, bool):
         release.revision = revision
@@ -216,16 +192,8 @@ def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool
             release.outcome, release.ended_at = outcome, None  # e.g. retried after an abort
     elif release.outcome != outcome:
         release.outcome, release.ended_at = outcome, at
-    after = (
-        release.revision,
-        release.images,
-        release.steps_reached,
-        release.step_count,
-        release.outcome,
-        release.ended_at,
-        release.git_revision,
-        release.rollout_uid,
-    )
+    after = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
+             release.ended_at, release.git_revision, release.rollout_uid)
     return before != after
 
 
@@ -238,10 +206,8 @@ def _outcome(view: Mapping[str, Any], pod_hash: str) -> Outcome:
 
 
 def _git_revision(view: Mapping[str, Any]) -> str | None:
-    for candidate in (
-        view.get("gitRevision"),
-        (view.get("gitops") or {}).get("revision") if isinstance(view.get("gitops"), Mapping) else None,
-    ):
+    for candidate in (view.get("gitRevision"), (view.get("gitops") or {}).get("revision")
+                      if isinstance(view.get("gitops"), Mapping) else None):
         if isinstance(candidate, str) and candidate:
             return candidate
     return None
@@ -301,12 +267,8 @@ class Recorder:
             self._queue.put_nowait((view, list(events), at))
         except queue.Full:
             self.dropped += 1
-            log.error(
-                "history queue full: dropped a change of %s/%s/%s",
-                view.get("cluster"),
-                view.get("namespace"),
-                view.get("name"),
-            )
+            log.error("history queue full: dropped a change of %s/%s/%s", view.get("cluster"),
+                      view.get("namespace"), view.get("name"))
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything submitted so far is written (tests, replay, shutdown)."""
@@ -388,12 +350,8 @@ class Recorder:
                 self.recorded += 1
             except Exception:
                 view = item[0]
-                log.exception(
-                    "history: skipped a change of %s/%s/%s that cannot be recorded",
-                    view.get("cluster"),
-                    view.get("namespace"),
-                    view.get("name"),
-                )
+                log.exception("history: skipped a change of %s/%s/%s that cannot be recorded",
+                              view.get("cluster"), view.get("namespace"), view.get("name"))
 
     def _prune(self) -> None:
         try:

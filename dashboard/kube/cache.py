@@ -48,16 +48,8 @@ FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
 ROUTER_KINDS = tuple(k for k in routers.ROUTER_KINDS if k != HTTP_ROUTE)
 HPA = autoscalers.HPA  # found by its scaleTargetRef (the Rollout, or its workloadRef's Deployment)
 KINDS = (
-    ROLLOUT,
-    REPLICA_SET,
-    POD,
-    ANALYSIS_RUN,
-    EXPERIMENT,
-    APPLICATION,
-    ROLLOUT_EVENT,
-    *FLAGGER_KINDS,
-    *ROUTER_KINDS,
-    HPA,
+    ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS,
+    *ROUTER_KINDS, HPA,
 )
 ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
 # Read by a Canary's or a Rollout's view, found by the name the root gives them.
@@ -213,11 +205,8 @@ def _router_writes(kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     what ``routers.writes_of`` reads (the weight-fight and drift findings name the writers)."""
     kept = []
     for write in routers.writes_of(kind, obj):
-        entry: dict[str, Any] = {
-            "manager": write.manager,
-            "operation": write.operation,
-            "time": rfc3339(write.at) if write.at else None,
-        }
+        entry: dict[str, Any] = {"manager": write.manager, "operation": write.operation,
+                                 "time": rfc3339(write.at) if write.at else None}
         if write.owns_weight:
             entry["fieldsV1"] = routers.weight_field_marker(kind)
         kept.append(entry)

@@ -487,10 +487,8 @@ class Watcher:
         self._bus_ok()
         if incarnation != self._incarnation:
             if self._incarnation is not None:
-                log.warning(
-                    "%s: the live bus lost its data (Redis restarted or was flushed); republishing",
-                    self.cluster,
-                )
+                log.warning("%s: the live bus lost its data (Redis restarted or was flushed); republishing",
+                            self.cluster)
             self._incarnation = incarnation
             self._resync_pending = True
             self._wake.set()
@@ -507,19 +505,13 @@ class Watcher:
             log.error(
                 "%s: Redis (the live bus) is unreachable for %.0fs: %s; pages are not being updated "
                 "(%d errors so far)",
-                self.cluster,
-                now - self._bus_down_since,
-                error,
-                self.stats.bus_errors,
+                self.cluster, now - self._bus_down_since, error, self.stats.bus_errors,
             )
 
     def _bus_ok(self) -> None:
         if self._bus_down_since is not None:
-            log.warning(
-                "%s: Redis (the live bus) is reachable again after %.0fs",
-                self.cluster,
-                time.monotonic() - self._bus_down_since,
-            )
+            log.warning("%s: Redis (the live bus) is reachable again after %.0fs", self.cluster,
+                        time.monotonic() - self._bus_down_since)
             self._bus_down_since = None
             self._bus_logged_at = float("-inf")
 

@@ -248,15 +248,8 @@ class RedisBus:
         for key, (view, events) in zip(keys, items, strict=True):
             view_json, row_json = _dumps(view), _dumps(fleet_row(view))
             snapshots[key], rows[key] = view_json, row_json
-            entries.append(
-                {
-                    "key": key,
-                    "op": "update",
-                    "view": view_json,
-                    "row": row_json,
-                    "events": _dumps(list(events)),
-                }
-            )
+            entries.append({"key": key, "op": "update", "view": view_json, "row": row_json,
+                            "events": _dumps(list(events))})
         try:
             async with self._redis().pipeline(transaction=True) as pipe:
                 # Two HSETs for the whole batch (a key's latest view wins), then one entry per view.
@@ -278,12 +271,8 @@ class RedisBus:
             async with self._redis().pipeline(transaction=True) as pipe:
                 pipe.hdel(self.snap_key, key)
                 pipe.hdel(self.fleet_key, key)
-                pipe.xadd(
-                    self.stream_key,
-                    {"key": key, "op": "remove", "events": "[]"},
-                    maxlen=self.maxlen,
-                    approximate=True,
-                )
+                pipe.xadd(self.stream_key, {"key": key, "op": "remove", "events": "[]"},
+                          maxlen=self.maxlen, approximate=True)
                 results = await pipe.execute()
         except redis.RedisError as error:
             raise BusError(f"removing {key} from Redis failed: {error}") from error
@@ -300,9 +289,8 @@ class RedisBus:
 
         found: dict[str, dict[str, Any]] = {}
         try:
-            async for field, raw in self._redis().hscan_iter(
-                self.snap_key, match=f"{_glob(cluster)}/*", count=1000
-            ):
+            async for field, raw in self._redis().hscan_iter(self.snap_key, match=f"{_glob(cluster)}/*",
+                                                              count=1000):
                 found[_text(field)] = json.loads(raw)
         except redis.RedisError as error:
             raise BusError(f"reading snapshots from Redis failed: {error}") from error
@@ -399,22 +387,16 @@ class MemoryBus:
             key = view_key(view)
             # A JSON round trip gives readers the same detached, plain data Redis would.
             view_copy, row = json.loads(_dumps(view)), json.loads(_dumps(fleet_row(view)))
-            entry = {
-                "key": key,
-                "op": "update",
-                "view": view_copy,
-                "row": row,
-                "events": json.loads(_dumps(list(events))),
-            }
+            entry = {"key": key, "op": "update", "view": view_copy, "row": row,
+                     "events": json.loads(_dumps(list(events)))}
             written.append(self._store.write(key, view_copy, row, entry))
         if written:
             self._doorbell.ring(written[-1])
         return written
 
     async def remove(self, key: str) -> str:
-        stream_id = self._store.write(
-            key, None, None, {"key": key, "op": "remove", "view": None, "row": None, "events": []}
-        )
+        stream_id = self._store.write(key, None, None, {"key": key, "op": "remove", "view": None,
+                                                          "row": None, "events": []})
         self._doorbell.ring(stream_id)
         return stream_id
 

@@ -5,94 +5,53 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
-    dependencies = []
+    dependencies = [
+    ]
 
     operations = [
         migrations.CreateModel(
-            name="Release",
+            name='Release',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("cluster", models.CharField(max_length=253)),
-                ("namespace", models.CharField(max_length=253)),
-                ("rollout", models.CharField(max_length=253)),
-                ("rollout_uid", models.CharField(blank=True, default="", max_length=64)),
-                ("pod_hash", models.CharField(max_length=64)),
-                ("revision", models.IntegerField(blank=True, null=True)),
-                ("started_at", models.DateTimeField()),
-                ("ended_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "outcome",
-                    models.CharField(
-                        choices=[
-                            ("in_progress", "In progress"),
-                            ("promoted", "Promoted"),
-                            ("aborted", "Aborted"),
-                            ("superseded", "Superseded"),
-                        ],
-                        default="in_progress",
-                        max_length=16,
-                    ),
-                ),
-                ("images", models.JSONField(blank=True, default=list)),
-                ("steps_reached", models.IntegerField(default=0)),
-                ("step_count", models.IntegerField(blank=True, null=True)),
-                ("git_revision", models.CharField(blank=True, default="", max_length=128)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('cluster', models.CharField(max_length=253)),
+                ('namespace', models.CharField(max_length=253)),
+                ('rollout', models.CharField(max_length=253)),
+                ('rollout_uid', models.CharField(blank=True, default='', max_length=64)),
+                ('pod_hash', models.CharField(max_length=64)),
+                ('revision', models.IntegerField(blank=True, null=True)),
+                ('started_at', models.DateTimeField()),
+                ('ended_at', models.DateTimeField(blank=True, null=True)),
+                ('outcome', models.CharField(choices=[('in_progress', 'In progress'), ('promoted', 'Promoted'), ('aborted', 'Aborted'), ('superseded', 'Superseded')], default='in_progress', max_length=16)),
+                ('images', models.JSONField(blank=True, default=list)),
+                ('steps_reached', models.IntegerField(default=0)),
+                ('step_count', models.IntegerField(blank=True, null=True)),
+                ('git_revision', models.CharField(blank=True, default='', max_length=128)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "ordering": ["-started_at"],
-                "indexes": [
-                    models.Index(
-                        fields=["cluster", "namespace", "rollout", "-started_at"], name="release_by_rollout"
-                    ),
-                    models.Index(fields=["ended_at"], name="release_by_end"),
-                ],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("cluster", "namespace", "rollout", "pod_hash"),
-                        name="release_unique_per_pod_hash",
-                    )
-                ],
+                'ordering': ['-started_at'],
+                'indexes': [models.Index(fields=['cluster', 'namespace', 'rollout', '-started_at'], name='release_by_rollout'), models.Index(fields=['ended_at'], name='release_by_end')],
+                'constraints': [models.UniqueConstraint(fields=('cluster', 'namespace', 'rollout', 'pod_hash'), name='release_unique_per_pod_hash')],
             },
         ),
         migrations.CreateModel(
-            name="TimelineEvent",
+            name='TimelineEvent',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("kind", models.CharField(max_length=64)),
-                ("dedupe", models.CharField(max_length=255)),
-                ("at", models.DateTimeField()),
-                ("title", models.TextField(blank=True, default="")),
-                ("data", models.JSONField(blank=True, default=dict)),
-                (
-                    "release",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="events",
-                        to="dashboard.release",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('kind', models.CharField(max_length=64)),
+                ('dedupe', models.CharField(max_length=255)),
+                ('at', models.DateTimeField()),
+                ('title', models.TextField(blank=True, default='')),
+                ('data', models.JSONField(blank=True, default=dict)),
+                ('release', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='dashboard.release')),
             ],
             options={
-                "ordering": ["at", "id"],
-                "indexes": [models.Index(fields=["release", "at"], name="event_by_release_time")],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("release", "kind", "dedupe"), name="event_unique_per_release"
-                    )
-                ],
+                'ordering': ['at', 'id'],
+                'indexes': [models.Index(fields=['release', 'at'], name='event_by_release_time')],
+                'constraints': [models.UniqueConstraint(fields=('release', 'kind', 'dedupe'), name='event_unique_per_release')],
             },
         ),
     ]

@@ -12,34 +12,15 @@ from dashboard.notify.models import Notification, Subscription
 
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
-    list_display = (
-        "name",
-        "channel",
-        "cluster",
-        "namespace",
-        "rollout",
-        "min_severity",
-        "findings",
-        "actions",
-        "enabled",
-    )
+    list_display = ("name", "channel", "cluster", "namespace", "rollout", "min_severity", "findings",
+                    "actions", "enabled")
     list_filter = ("channel", "enabled", "min_severity")
 
 
 @admin.register(Notification)
 class NotificationAdmin(admin.ModelAdmin):
-    list_display = (
-        "created_at",
-        "kind",
-        "cluster",
-        "namespace",
-        "rollout",
-        "severity",
-        "subscription",
-        "status",
-        "attempts",
-        "last_error",
-    )
+    list_display = ("created_at", "kind", "cluster", "namespace", "rollout", "severity", "subscription",
+                    "status", "attempts", "last_error")
     list_filter = ("status", "kind", "severity")
     readonly_fields = [f.name for f in Notification._meta.fields]
 

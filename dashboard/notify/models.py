@@ -31,9 +31,7 @@ class Subscription(models.Model):
     channel = models.CharField(max_length=16, choices=Channel.choices)
     url = models.URLField(max_length=2000, help_text="The webhook URL (kept secret: never logged or shown).")
     secret = models.CharField(
-        max_length=200,
-        blank=True,
-        default="",
+        max_length=200, blank=True, default="",
         help_text="Generic webhooks: signs each body (X-Rollouts-UI-Signature: sha256=HMAC).",
     )
     cluster = models.CharField(max_length=253, default="*", help_text="Glob, e.g. prod-*")

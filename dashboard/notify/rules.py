@@ -97,10 +97,7 @@ def from_audit(row: Mapping[str, Any]) -> dict[str, Any] | None:
             "title": title[:500],
             "dedupe": f"action:{row.get('id')}",
             "detail": {
-                "action": action,
-                "actor": actor,
-                "outcome": outcome,
-                "params": row.get("params") or {},
+                "action": action, "actor": actor, "outcome": outcome, "params": row.get("params") or {}
             },
         }
     )

@@ -117,10 +117,8 @@ def notify_recorded(items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[st
 
 def notify_audit(entry: Any) -> None:
     """The action service's hook: notify an audit row's final outcome (``accepted`` rows are skipped)."""
-    fields = {
-        f: getattr(entry, f, None)
-        for f in ("id", "actor", "action", "cluster", "namespace", "rollout", "outcome", "detail", "params")
-    }
+    fields = {f: getattr(entry, f, None) for f in ("id", "actor", "action", "cluster", "namespace",
+                                                  "rollout", "outcome", "detail", "params")}
     at = getattr(entry, "at", None)
     fields["at"] = at.isoformat() if isinstance(at, datetime) else at
     prepared = rules.from_audit(fields)
@@ -240,23 +238,12 @@ def _record_attempt(
     elif outcome == "retry" and row.attempts < _setting("NOTIFY_MAX_ATTEMPTS", 8):
         wait = max(rules.backoff_seconds(row.attempts), retry_after or 0.0)
         row.next_attempt_at, row.last_error = now + timedelta(seconds=wait), error
-        log.info(
-            "notification %s to %r failed (%s); retry %d in %.0fs",
-            row.pk,
-            row.subscription.name,
-            error,
-            row.attempts,
-            wait,
-        )
+        log.info("notification %s to %r failed (%s); retry %d in %.0fs", row.pk, row.subscription.name,
+                 error, row.attempts, wait)
     else:
         row.status, row.last_error = Status.FAILED, error
-        log.warning(
-            "notification %s to %r failed for good after %d attempts: %s",
-            row.pk,
-            row.subscription.name,
-            row.attempts,
-            error,
-        )
+        log.warning("notification %s to %r failed for good after %d attempts: %s", row.pk,
+                    row.subscription.name, row.attempts, error)
     row.save(update_fields=["attempts", "status", "sent_at", "last_error", "next_attempt_at"])
 
 

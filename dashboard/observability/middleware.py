@@ -111,10 +111,8 @@ class LiveBusDownMiddleware(MiddlewareMixin):
         log.warning("live bus unavailable for %s %s: %s", request.method, request.path, exception)
         if request.path.startswith("/api/"):
             return JsonResponse(
-                {
-                    "error": f"live updates are down since {state['downSince']}: Redis cannot be reached",
-                    "liveDownSince": state["downSince"],
-                },
+                {"error": f"live updates are down since {state['downSince']}: Redis cannot be reached",
+                 "liveDownSince": state["downSince"]},
                 status=503,
             )
         return render(request, "live_unavailable.html", {"since": state["downSince"], "page": ""}, status=503)

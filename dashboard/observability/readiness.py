@@ -108,14 +108,8 @@ def check_freshness() -> list[Check]:
             checks.append(Check(label, False, f"stale since {since}: {fresh['reason']}"))
         elif fresh["failing"]:
             first = fresh["failing"][0]
-            checks.append(
-                Check(
-                    label,
-                    False,
-                    f"watch {first['watch']} failing since {first['since']}: "
-                    f"{_first_line(Exception(first['error']))}",
-                )
-            )
+            checks.append(Check(label, False, f"watch {first['watch']} failing since {first['since']}: "
+                                              f"{_first_line(Exception(first['error']))}"))
         else:
             checks.append(Check(label, True, f"ok (last seen {fresh['lastSeenAt']})"))
     return checks

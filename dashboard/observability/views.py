@@ -68,9 +68,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
     if token:
         sent = request.headers.get("Authorization", "")
         if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
-            return HttpResponse(
-                "metrics need the bearer token (METRICS_TOKEN)\n", status=401, content_type="text/plain"
-            )
+            return HttpResponse("metrics need the bearer token (METRICS_TOKEN)\n", status=401,
+                                content_type="text/plain")
     body = generate_latest(REGISTRY) + generate_latest(_DATABASE)
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
 

@@ -35,10 +35,7 @@ MARKERS: dict[str, tuple[str, str]] = {
     "action": ("action", "accent"),
 }
 _ANALYSIS_TONES = {
-    "Successful": "healthy",
-    "Failed": "critical",
-    "Error": "critical",
-    "Inconclusive": "warning",
+    "Successful": "healthy", "Failed": "critical", "Error": "critical", "Inconclusive": "warning",
 }
 
 
@@ -129,11 +126,9 @@ class _State:
             if pod_hash != f["currentPodHash"]:
                 self.open(pod_hash)
             f["revision"] = _int(data.get("revision")) or f["revision"]
-        elif (
-            pod_hash
-            and pod_hash != f["currentPodHash"]
-            and kind not in ("analysis.started", "analysis.measurement", "analysis.finished")
-        ):
+        elif pod_hash and pod_hash != f["currentPodHash"] and kind not in ("analysis.started",
+                                                                           "analysis.measurement",
+                                                                           "analysis.finished"):
             return  # a change of a release that is not the one on screen (e.g. an old one scaling down)
         if kind == "release.rerendered":
             f["hashChange"] = {
@@ -240,14 +235,8 @@ def chart(frames: Sequence[Mapping[str, Any]], events: Sequence[Event]) -> dict[
         if kind == "analysis.finished":
             tone = _ANALYSIS_TONES.get(str(_data(event).get("status")), "info")
         markers.append(
-            {
-                "at": event.get("at"),
-                "kind": kind,
-                "group": group,
-                "tone": tone,
-                "title": str(event.get("title") or kind),
-                "event": position,
-            }
+            {"at": event.get("at"), "kind": kind, "group": group, "tone": tone,
+             "title": str(event.get("title") or kind), "event": position}
         )
     # One legend entry per marker group and tone drawn (an abort's red diamond included), in order.
     legend: list[dict[str, str]] = []

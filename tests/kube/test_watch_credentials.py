@@ -33,9 +33,8 @@ def all_watches_fresh_since(watcher: Watcher, moment: float) -> bool:
 async def test_a_restarted_api_server_with_a_new_certificate_is_trusted_again() -> None:
     with kubesim_process(["healthy-canary"], speed=5) as server:
         api = await KubeApi.connect(str(server.kubeconfig))
-        watcher = Watcher(
-            "tls", bus=MemoryBus(prefix=uuid.uuid4().hex), lease=MemoryLease(), watch_settings=FAST_WATCH
-        )
+        watcher = Watcher("tls", bus=MemoryBus(prefix=uuid.uuid4().hex), lease=MemoryLease(),
+                          watch_settings=FAST_WATCH)
         task = asyncio.create_task(watcher.run(api))
         try:
             await wait_until(lambda: watcher.stats.published, 30, "a first publish")
@@ -44,19 +43,10 @@ async def test_a_restarted_api_server_with_a_new_certificate_is_trusted_again() 
             assert server.kubeconfig.read_text() != first_ca
             restarted = time.time()
             # While it fails, the cluster's report says so, with the TLS error.
-            await wait_until(
-                lambda: (
-                    any(h.failing_since for h in watcher._health.values())
-                    or all_watches_fresh_since(watcher, restarted)
-                ),
-                20,
-                "a failing watch or recovery",
-            )
-            await wait_until(
-                lambda: all_watches_fresh_since(watcher, restarted),
-                30,
-                "every watch to work again with the new certificate",
-            )
+            await wait_until(lambda: any(h.failing_since for h in watcher._health.values()) or
+                             all_watches_fresh_since(watcher, restarted), 20, "a failing watch or recovery")
+            await wait_until(lambda: all_watches_fresh_since(watcher, restarted), 30,
+                             "every watch to work again with the new certificate")
             assert api.reloads >= 1
             assert not task.done()
         finally:
@@ -114,20 +104,9 @@ async def test_a_401_makes_the_watch_re_read_its_credentials() -> None:
 
 def test_a_cluster_whose_watches_keep_failing_is_failing_then_stale() -> None:
     now = time.time()
-    report = {
-        "cluster": "prod",
-        "reportedAt": now,
-        "startedAt": now - 600,
-        "ready": True,
-        "watches": [
-            {
-                "watch": "Rollout",
-                "lastSeenAt": now - 30,
-                "failingSince": now - 29,
-                "error": "ClientConnectorCertificateError: CERTIFICATE_VERIFY_FAILED",
-            }
-        ],
-    }
+    report = {"cluster": "prod", "reportedAt": now, "startedAt": now - 600, "ready": True,
+              "watches": [{"watch": "Rollout", "lastSeenAt": now - 30, "failingSince": now - 29,
+                           "error": "ClientConnectorCertificateError: CERTIFICATE_VERIFY_FAILED"}]}
     fresh = cluster_freshness(report, now=now, stale_after=120)
     assert not fresh["stale"] and fresh["failing"][0]["error"].endswith("CERTIFICATE_VERIFY_FAILED")
     stale = cluster_freshness(report, now=now + 100, stale_after=120)

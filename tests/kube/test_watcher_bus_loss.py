@@ -64,9 +64,8 @@ class FlakyLease(MemoryLease):
 
 
 def watcher_with_one_rollout(bus: FlakyBus, lease: MemoryLease | None = None) -> Watcher:
-    watcher = Watcher(
-        "prod", bus=bus, lease=lease or MemoryLease(), settings=PipelineSettings(min_publish_interval=0)
-    )
+    watcher = Watcher("prod", bus=bus, lease=lease or MemoryLease(),
+                      settings=PipelineSettings(min_publish_interval=0))
     watcher.changed("Rollout", "ADDED", rollout(STATUS))
     return watcher
 

@@ -37,9 +37,8 @@ async def test_a_quiet_cluster_stays_fresh_through_bookmarks_and_a_dead_one_goes
             fresh = cluster_freshness(watcher.cluster_report(), now=time.time(), stale_after=2.0)
             assert not fresh["stale"] and not fresh["failing"]
             await asyncio.to_thread(sim.call, sim.server.close)  # the API server goes away
-            await wait_until(
-                lambda: all(h.failing_since for h in watcher._health.values()), 20, "every watch to notice"
-            )
+            await wait_until(lambda: all(h.failing_since for h in watcher._health.values()), 20,
+                             "every watch to notice")
             later = time.time() + 30  # the watcher still reports, but its watches see nothing
             report = {**watcher.cluster_report(), "reportedAt": later}
             dead = cluster_freshness(report, now=later, stale_after=2.0)

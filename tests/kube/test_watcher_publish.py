@@ -37,7 +37,9 @@ def status(step: int) -> dict[str, Any]:
 
 async def test_a_change_during_an_inflight_publish_is_published_next() -> None:
     bus = SlowBus()
-    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(min_publish_interval=0))
+    watcher = Watcher(
+        "prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(min_publish_interval=0)
+    )
     watcher.leader = True
     watcher.changed("Rollout", "ADDED", rollout(status(0)))
     flushing = asyncio.create_task(watcher.flush())

@@ -19,6 +19,7 @@ def sim() -> Iterator[KubesimHandle]:
     yield from kubesim_for_kubectl()
 
 
+
 def make_rollout(sim: KubesimHandle, ns: str, name: str = "web") -> dict[str, Any]:
     body = {
         "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},

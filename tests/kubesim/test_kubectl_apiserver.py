@@ -41,6 +41,7 @@ def sim() -> Iterator[KubesimHandle]:
     yield from kubesim_for_kubectl()
 
 
+
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_it_applies_upstream_examples_with_validation_on(
     sim: KubesimHandle, shared_fixtures: Path, example: str

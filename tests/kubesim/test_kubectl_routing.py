@@ -16,6 +16,7 @@ def sim() -> Iterator[KubesimHandle]:
     yield from kubesim_for_kubectl()
 
 
+
 def test_api_resources_list_the_routing_and_autoscaling_kinds(sim: KubesimHandle) -> None:
     out = kubectl(sim, "api-resources", "-o", "name").stdout.split()
     for name in (

@@ -15,16 +15,9 @@ def iso(seconds: float) -> str:
 
 
 def report(**overrides: Any) -> dict[str, Any]:
-    base = {
-        "cluster": "prod",
-        "reportedAt": NOW - 2,
-        "startedAt": NOW - 3600,
-        "ready": True,
-        "watches": [
-            {"watch": "Rollout", "lastSeenAt": NOW - 5, "failingSince": None, "error": ""},
-            {"watch": "Pod", "lastSeenAt": NOW - 1, "failingSince": None, "error": ""},
-        ],
-    }
+    base = {"cluster": "prod", "reportedAt": NOW - 2, "startedAt": NOW - 3600, "ready": True,
+            "watches": [{"watch": "Rollout", "lastSeenAt": NOW - 5, "failingSince": None, "error": ""},
+                        {"watch": "Pod", "lastSeenAt": NOW - 1, "failingSince": None, "error": ""}]}
     return {**base, **overrides}
 
 
@@ -53,16 +46,8 @@ def test_a_watcher_still_listing_is_not_stale_at_first() -> None:
 
 def test_a_failing_watch_counts_only_after_the_grace_period() -> None:
     def failing(since: float) -> dict[str, Any]:
-        return report(
-            watches=[
-                {
-                    "watch": "Rollout",
-                    "lastSeenAt": NOW - 3,
-                    "failingSince": since,
-                    "error": "API error 401 Unauthorized",
-                }
-            ]
-        )
+        return report(watches=[{"watch": "Rollout", "lastSeenAt": NOW - 3, "failingSince": since,
+                                "error": "API error 401 Unauthorized"}])
 
     assert cluster_freshness(failing(NOW - 1), now=NOW, stale_after=60)["failing"] == []
     late = cluster_freshness(failing(NOW - FAILING_GRACE - 1), now=NOW, stale_after=60)

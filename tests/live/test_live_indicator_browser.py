@@ -18,18 +18,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def report(cluster: str, *, seen_ago: float, error: str = "") -> dict[str, Any]:
     now = time.time()
     return {
-        "cluster": cluster,
-        "reportedAt": now,
-        "startedAt": now - 3600,
-        "ready": True,
-        "watches": [
-            {
-                "watch": "Rollout",
-                "lastSeenAt": now - seen_ago,
-                "failingSince": (now - seen_ago + 1) if error else None,
-                "error": error,
-            }
-        ],
+        "cluster": cluster, "reportedAt": now, "startedAt": now - 3600, "ready": True,
+        "watches": [{"watch": "Rollout", "lastSeenAt": now - seen_ago,
+                     "failingSince": (now - seen_ago + 1) if error else None, "error": error}],
     }
 
 
@@ -49,8 +40,7 @@ def dot(page: Any) -> str:  # noqa: F811
 
 
 def test_the_dot_is_green_over_fresh_data_and_says_stale_since_per_cluster(
-    page: Any,
-    redis_prefix: str,  # noqa: F811
+    page: Any, redis_prefix: str  # noqa: F811
 ) -> None:
     put_reports(redis_prefix, {"prod": report("prod", seen_ago=5)})
     page.reload()
@@ -58,10 +48,8 @@ def test_the_dot_is_green_over_fresh_data_and_says_stale_since_per_cluster(
     assert page.is_hidden("#live-banner")
 
     hostile = "CERTIFICATE_VERIFY_FAILED <img src=x onerror=window.pwned=1>"
-    put_reports(
-        redis_prefix,
-        {"prod": report("prod", seen_ago=600, error=hostile), "staging": report("staging", seen_ago=5)},
-    )
+    put_reports(redis_prefix, {"prod": report("prod", seen_ago=600, error=hostile),
+                               "staging": report("staging", seen_ago=5)})
     page.reload()
     page.wait_for_function("document.getElementById('live-status').dataset.state === 'stale'")
     banner = page.inner_text("#live-banner")
@@ -75,15 +63,10 @@ def test_the_dot_is_green_over_fresh_data_and_says_stale_since_per_cluster(
 
 
 def test_the_dot_turns_red_while_the_server_cannot_reach_redis(page: Any) -> None:  # noqa: F811
-    down = {
-        "bus": {"ok": False, "downSince": "2026-12-01T10:00:00Z", "error": "Connection refused"},
-        "clusters": [],
-        "staleAfterSeconds": 120,
-    }
-    page.route(
-        "**/api/v1/live-status",
-        lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(down)),
-    )
+    down = {"bus": {"ok": False, "downSince": "2026-12-01T10:00:00Z", "error": "Connection refused"},
+            "clusters": [], "staleAfterSeconds": 120}
+    page.route("**/api/v1/live-status", lambda route: route.fulfill(
+        status=200, content_type="application/json", body=json.dumps(down)))
     page.reload()
     page.wait_for_function("document.getElementById('live-status').dataset.state === 'down'")
     assert "Live updates are down since" in page.inner_text("#live-banner")

@@ -141,10 +141,9 @@ async def _fleet_snapshot(base: str, browser: Browser) -> dict[str, Any]:
     import aiohttp
 
     cookies = {c.name: c.value for c in browser.jar}
-    async with (
-        aiohttp.ClientSession(cookies=cookies) as session,
-        session.ws_connect(base.replace("http://", "ws://") + "/ws/fleet/", headers={"Origin": base}) as ws,
-    ):
+    async with aiohttp.ClientSession(cookies=cookies) as session, session.ws_connect(
+        base.replace("http://", "ws://") + "/ws/fleet/", headers={"Origin": base}
+    ) as ws:
         await ws.send_str("{}")
         message = await ws.receive_json(timeout=10)
     assert message["type"] == "snapshot", message
@@ -197,37 +196,13 @@ async def test_a_redis_restart_under_a_running_watcher_and_web_server(
     with running_kubesim(QUIET_SCENARIOS, speed=20, bookmark_interval=1.0) as sim:
         watcher_log, web_log = tmp_path / "watcher.log", tmp_path / "web.log"
         watcher = _process(
-            [
-                sys.executable,
-                "manage.py",
-                "watch",
-                "--kubeconfig",
-                str(sim.kubeconfig),
-                "--cluster",
-                CLUSTER,
-                "--no-history",
-            ],
-            env,
-            watcher_log,
+            [sys.executable, "manage.py", "watch", "--kubeconfig", str(sim.kubeconfig), "--cluster", CLUSTER,
+             "--no-history"], env, watcher_log,
         )
         port = free_port()
         web = _process(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "rollouts_ui.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--lifespan",
-                "off",
-                "--log-level",
-                "warning",
-            ],
-            env,
-            web_log,
+            [sys.executable, "-m", "uvicorn", "rollouts_ui.asgi:application", "--host", "127.0.0.1",
+             "--port", str(port), "--lifespan", "off", "--log-level", "warning"], env, web_log,
         )
         try:
             _wait_http(f"http://127.0.0.1:{port}", web, web_log)
@@ -244,12 +219,8 @@ async def test_a_redis_restart_under_a_running_watcher_and_web_server(
             await sync_to_async(time.sleep)(1.0)
             late = Browser(f"http://127.0.0.1:{port}")
             assert late.login("ops") == 302, "login while Redis is down"
-            for path, expected in [
-                ("/", 200),
-                ("/audit/", 200),
-                ("/api/v1/rollouts", 503),
-                ("/api/v1/live-status", 200),
-            ]:
+            for path, expected in [("/", 200), ("/audit/", 200), ("/api/v1/rollouts", 503),
+                                   ("/api/v1/live-status", 200)]:
                 status, body, took = await sync_to_async(late.request)(path)
                 assert status == expected, (path, status, body[:300])
                 assert took < 5, (path, took)

@@ -76,13 +76,8 @@ def test_user_actions_from_the_audit_log_show_who_acted(client_in: Client) -> No
 
     _record(CANARY)
     AuditEntry.objects.create(
-        at=T0 + timedelta(minutes=2, seconds=30),
-        actor="alice",
-        action="promote",
-        cluster="prod",
-        namespace="shop",
-        rollout="checkout",
-        outcome="done",
+        at=T0 + timedelta(minutes=2, seconds=30), actor="alice", action="promote", cluster="prod",
+        namespace="shop", rollout="checkout", outcome="done",
     )
     html = client_in.get("/rollouts/prod/shop/checkout/history/").content.decode()
     assert "alice (promote)" in html

@@ -8,8 +8,8 @@ step index going back to 0 and the pod hash changing.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -89,7 +89,7 @@ def test_the_command_prints_the_newest_release_as_json_and_names_bad_arguments(
     )
     with pytest.raises(CommandError, match="--tz: unknown time zone 'Mars/Olympus'"):
         call_command("postmortem", KEY, "--tz", "Mars/Olympus")
-    with pytest.raises(CommandError, match="release nope of .* is not recorded"):
+    with pytest.raises(CommandError, match=r"release nope of .* is not recorded"):
         call_command("postmortem", KEY, "--release", "nope")
 
 
@@ -114,7 +114,8 @@ def test_cluster_text_cannot_become_markup_in_the_markdown() -> None:
         "release": {"podHash": "abc", "startedAt": "2026-11-29T10:00:00Z", "outcome": "aborted"},
         "events": [
             {"kind": "kube.event", "at": "2026-11-29T10:01:00Z", "podHash": "abc",
-             "title": "Evil: <img src=x onerror=alert(1)> | [click](javascript:x)", "data": {"type": "Warning"}},
+             "title": "Evil: <img src=x onerror=alert(1)> | [click](javascript:x)",
+             "data": {"type": "Warning"}},
         ],
     }  # fmt: skip
     from dashboard.domain.postmortem import postmortem

@@ -225,10 +225,7 @@ def test_the_autoscaler_card_has_bounds_counts_metrics_and_what_it_scales() -> N
     card = autoscaler(view)
     assert card is not None and card["target"] == "Rollout cart"
     assert [(r["label"], r["value"]) for r in card["rows"]] == [
-        ("min", "2"),
-        ("max", "10"),
-        ("current", "8"),
-        ("desired", "8"),
+        ("min", "2"), ("max", "10"), ("current", "8"), ("desired", "8")
     ]
     assert card["metrics"] == ["cpu: 75 % (target 60 %)"] and card["follow"] == "stable 8"
     assert autoscaler({}) is None

@@ -5,7 +5,6 @@ this user may not run disabled, with ``permissions[action].deniedReason`` as the
 ``confirm`` and ``key`` are what the page's script reads (``action-permissions``). The service checks the
 permission again on every POST: this is only what the page shows.
 """
-
 from __future__ import annotations
 
 from typing import Any

@@ -287,7 +287,11 @@ def traffic_ahead_of_capacity(ctx: Context) -> list[Finding]:
                 "available": current.available,
                 "needed": needed,
                 "replicas": replicas,
-                "autoscaler": ({k: scaler[k] for k in _HPA_FACTS} if scaler is not None else None),
+                "autoscaler": (
+                    {k: scaler[k] for k in _HPA_FACTS}
+                    if scaler is not None
+                    else None
+                ),
             },
             [ctx.runbook.get_rollout(), ctx.runbook.pods_of(current.hash), ctx.runbook.argo("abort")],
             # When the weight was last written (as the watcher saw it), else when the canary began.

@@ -52,10 +52,7 @@ class Command(BaseCommand):
         thresholds = Thresholds(stuck_at_step_zero_seconds=float(settings.STUCK_AT_STEP_ZERO_SECONDS))
         try:
             result = diagnose_paths(
-                options["paths"],
-                now=now,
-                thresholds=thresholds,
-                pipelines=pipelines,
+                options["paths"], now=now, thresholds=thresholds, pipelines=pipelines,
                 cluster=options["cluster"],
             )
         except RecursionError:  # a recording line nested beyond the JSON parser (dumps are checked first)

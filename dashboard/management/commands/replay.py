@@ -64,3 +64,4 @@ class Command(BaseCommand):
                 )
             count += await watcher.replay(group, speed=speed)
         return count
+

@@ -41,10 +41,7 @@ class Command(BaseCommand):
         parser.add_argument("--record", metavar="FILE.jsonl", help="also write every watch event to FILE")
         parser.add_argument("--no-history", action="store_true", help="do not record history in the database")
         parser.add_argument(
-            "--metrics-port",
-            type=int,
-            default=0,
-            metavar="PORT",
+            "--metrics-port", type=int, default=0, metavar="PORT",
             help="serve this process's Prometheus /metrics (and /healthz) on PORT (default: off)",
         )
         parser.add_argument("--metrics-address", default="0.0.0.0", help="address of --metrics-port")
