@@ -325,6 +325,8 @@ def _kube_events(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
             type=_str(event.get("type")) or "Normal",
             reason=reason,
             occurredAt=event.get("at"),
+            object=event.get("object") or {"kind": "Rollout", "name": cur.get("name")},
+            source=event.get("source") or None,
         )
 
 
