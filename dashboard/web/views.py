@@ -32,8 +32,8 @@ from dashboard.live.bus import BusError
 from dashboard.web import data
 from dashboard.web.fleet import GROUPS
 from dashboard.web.history import present_release, present_releases
+from dashboard.web.rollout import TIMELINE_FILTERS, with_permissions
 from dashboard.web.rollout import actions as present_actions
-from dashboard.web.rollout import with_permissions
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
 
@@ -104,6 +104,7 @@ async def rollout_page(request: HttpRequest, cluster: str, namespace: str, name:
         "controller": controller,
         "canary_actions": canary_actions(request.reader, key) if controller == "flagger" else [],  # type: ignore[attr-defined]
         "logs_allowed": access_for(request.reader).can(LOGS, key),  # type: ignore[attr-defined]
+        "timeline_filters": TIMELINE_FILTERS,
         "cluster": cluster,
         "namespace": namespace,
         "name": name,
@@ -165,6 +166,7 @@ async def release_page(
         "name": name,
         "key": document["key"],
         "page": "release",
+        "timeline_filters": TIMELINE_FILTERS,
     }
     return render(request, "dashboard/release.html", context)
 
