@@ -75,6 +75,9 @@ def test_the_viewer_tails_a_canary_and_a_stable_pod_side_by_side(sims: World) ->
     page.locator("#pod-logs").scroll_into_view_if_needed()
     shot(page, "pod-logs", docs=True)
     page.locator("#pod-logs").screenshot(path=str(_shots() / "pod-logs-panel.png"))
+    page.emulate_media(color_scheme="dark")
+    page.locator("#pod-logs").screenshot(path=str(_shots() / "pod-logs-panel-dark.png"))
+    page.emulate_media(color_scheme="light")
     stable.locator(".pl-toggle").click()
     assert stable.get_attribute("data-state") == "stopped"
     assert_clean(page)
