@@ -51,6 +51,10 @@ async def test_a_user_who_may_see_the_rollout_but_not_its_logs_is_refused_and_au
     assert "permission: logs" in answer["message"]
     row = await sync_to_async(AuditEntry.objects.get)(action="logs", actor=user.username)
     assert row.outcome == "denied" and row.params == {"pod": "checkout-7d9f-x"}
+    # Audited, but not an action on the rollout: its timeline (and post-mortem) does not list it.
+    from dashboard.actions.timeline import audit_events
+
+    assert await sync_to_async(audit_events)("prod-eu/shop/checkout") == []
 
 
 async def test_a_pod_or_container_the_page_does_not_offer_is_refused_naming_the_field(
