@@ -81,6 +81,9 @@ WHAT_YOU_SEE = {
         "the Gateway API plugin moves the HTTPRoute's backendRefs weights; the users node names the HTTPRoute"
     ),
     "smi-canary": "the TrafficSplit's backends 10 → 40, then back to 0 / 100 after the failed analysis",
+    "alb-canary": (
+        "the ALB Ingress's forward action moves its target groups 20 → 50; the users node names the Ingress"
+    ),
     "traffic-ahead-of-capacity": "60 % of traffic on one canary pod, read from the canary Ingress",
     "hpa-workload-ref-conflict": (
         "the HPA targets the workloadRef Deployment, not the Rollout: autoscaler-targets-workload-ref"
@@ -88,6 +91,10 @@ WHAT_YOU_SEE = {
     "hpa-sync-conflict": (
         "the HPA and Argo CD self-heal trade spec.replicas: autoscaler-sync-conflict, and the HPA card"
     ),
+    "hpa-at-max-during-analysis": (
+        "the HPA sits at maxReplicas while the background analysis runs: autoscaler-at-max-during-analysis"
+    ),
+    "environments": "one app, bookstore, in dev, staging and prod: the Environments page lines them up",
 }
 DEMO_GATE_LABEL = "demo (make demo)"
 # Months: the simulated cluster stays failed until the demo stops.

@@ -356,13 +356,13 @@ class Simulation:
                 rt = by_kind(manifest["apiVersion"], manifest["kind"])
                 assert rt is not None  # the scenario loader checked it
                 self.store.create(rt.key, copy.deepcopy(manifest), manager=USER_MANAGER)
-            apps = {a.rollout: a for a in scenario.applications}
+            apps = {(a.namespace, a.rollout): a for a in scenario.applications}
             for defn in scenario.rollouts:
                 self._register_pods(defn)
                 self.store.log_error_rates[(defn.namespace, defn.name)] = canary_error_rate(scenario, defn)
                 self._create_services(defn)
                 self._create_stable_ingresses(defn)
-                app = apps.get(defn.name)
+                app = apps.get((defn.namespace, defn.name))
                 if app is not None:
                     self.gitops.add(app, defn)
                 else:
@@ -488,7 +488,7 @@ class Simulation:
             image = str(images[count % len(images)])
             actions.set_image(
                 self.store,
-                scenario_ns[params["rollout"]],
+                str(params.get("namespace") or scenario_ns[params["rollout"]]),
                 params["rollout"],
                 str(params.get("container", "*")),
                 image,

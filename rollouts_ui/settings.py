@@ -141,6 +141,14 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # --- product settings ----------------------------------------------------------------------------
 ANONYMOUS_READ_ONLY = env_bool("ANONYMOUS_READ_ONLY", False)
 HISTORY_RETENTION_DAYS = env_int("HISTORY_RETENTION_DAYS", 90, minimum=1)
+# The environments page: what makes rollouts one application (label:<key>, applicationset or name) and the
+# promotion order of environments (dashboard.domain.environments).
+ENVIRONMENTS_GROUP_BY = env_str("ENVIRONMENTS_GROUP_BY", "label:app.kubernetes.io/name")
+if not (ENVIRONMENTS_GROUP_BY in ("applicationset", "name") or ENVIRONMENTS_GROUP_BY.startswith("label:")):
+    problem(
+        f"ENVIRONMENTS_GROUP_BY: expected label:<key>, applicationset or name, got {ENVIRONMENTS_GROUP_BY!r}"
+    )
+ENVIRONMENTS_ORDER = env_list("ENVIRONMENTS_ORDER", ["dev", "test", "qa", "staging", "prod"])
 LIVE_STREAM_MAXLEN = env_int("LIVE_STREAM_MAXLEN", 10_000, minimum=100)
 LIVE_REDIS_PREFIX = env_str("LIVE_REDIS_PREFIX", "rollouts-ui:")
 STUCK_AT_STEP_ZERO_SECONDS = env_int("STUCK_AT_STEP_ZERO_SECONDS", 300, minimum=1)

@@ -275,3 +275,14 @@ def test_the_demos_flagger_gates_carry_a_token_the_gate_endpoint_accepts(
         response = Client().post(path, data=body, content_type="application/json")
         assert response.status_code in (200, 403), (hook["type"], response.content)  # open or closed, not 401
     assert GateCall.objects.count() == len(gated)
+
+
+def test_the_default_demo_routes_a_canary_through_each_kind_of_traffic_router() -> None:
+    from kubesim.scenarios import load_scenarios
+
+    routers = set()
+    for scenario in load_scenarios(list(DEFAULT_SCENARIOS)):
+        for rollout in scenario.rollouts:
+            routing = (rollout.strategy.get("canary") or {}).get("trafficRouting") or {}
+            routers |= set(routing) | set(routing.get("plugins") or {})
+    assert {"istio", "nginx", "alb", "smi", "argoproj-labs/gatewayAPI"} <= routers

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from dashboard.domain.rollout_view import rollout_views
 from kubesim.controller import actions
 from tests.domain.findings.kubesim_runs import run
 
@@ -94,15 +95,26 @@ def test_a_recording_of_the_istio_weight_fight_names_both_writers_and_the_virtua
     assert "ignoreDifferences" in finding["explanation"] and finding["action"] is None
 
 
+ROUTER_CODES = {"router-weight-drift", "weight-fight"}
+
+
 @pytest.mark.parametrize(
-    ("scenario", "seconds"), [("nginx-canary", 120), ("gateway-api-canary", 300), ("smi-canary", 300)]
+    ("scenario", "seconds", "rollout", "router", "codes"),
+    [
+        ("nginx-canary", 120, "storefront", ("Ingress", "storefront-storefront-canary", 50), set()),
+        ("gateway-api-canary", 300, "payments", ("HTTPRoute", "payments", 0), set()),
+        ("smi-canary", 300, "ledger", ("TrafficSplit", "ledger", 0), {"analysis-failed"}),
+        ("istio-header-route", 120, "ratings", ("VirtualService", "ratings", 10), set()),
+    ],
 )
 def test_a_router_that_follows_its_rollout_raises_no_router_finding(
-    tmp_path: Path, scenario: str, seconds: float
+    tmp_path: Path, scenario: str, seconds: float, rollout: str, router: tuple[str, str, int], codes: set[str]
 ) -> None:
-    recording = run(scenario, seconds).write_recording(tmp_path / f"{scenario}.jsonl")
-    codes = {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))}
-    assert not codes & {"router-weight-drift", "weight-fight"}
+    result = run(scenario, seconds)
+    (view,) = [v.to_dict() for v in rollout_views(result.dump(), now=result.now()) if v.name == rollout]
+    assert (view["router"]["kind"], view["router"]["name"], view["router"]["canaryWeight"]) == router
+    recording = result.write_recording(tmp_path / f"{scenario}.jsonl")
+    assert {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))} == codes
 
 
 def test_a_recording_of_traffic_ahead_of_capacity_reads_the_weight_from_the_canary_ingress(
@@ -129,6 +141,26 @@ def test_a_recording_of_hpa_sync_conflict_names_both_writers(tmp_path: Path) -> 
     (finding,) = [f for f in found if f["code"] == "autoscaler-sync-conflict"]
     assert {"argocd-controller", "kube-controller-manager"} <= set(finding["evidence"]["writers"])
     assert "RespectIgnoreDifferences=true" in finding["evidence"]["ownershipFix"]
+
+
+def test_a_recording_of_hpa_at_max_during_analysis_names_the_hpa_and_the_run(tmp_path: Path) -> None:
+    recording = run("hpa-at-max-during-analysis", 90).write_recording(tmp_path / "hpa-max.jsonl")
+    found = json.loads(diagnose(str(recording), "--format", "json"))
+    (finding,) = [f for f in found if f["code"] == "autoscaler-at-max-during-analysis"]
+    assert (finding["rollout"], finding["evidence"]["maxReplicas"]) == ("orders", 4)
+    assert finding["evidence"]["analysisRun"].startswith("orders-") and finding["clearedAt"] is None
+
+
+def test_a_recording_of_the_alb_canary_reads_the_forward_action_and_raises_no_router_finding(
+    tmp_path: Path,
+) -> None:
+    result = run("alb-canary", 90)
+    (view,) = [v for v in rollout_views(result.dump(), now=result.now()) if v.name == "catalog-api"]
+    router = view.to_dict()["router"]
+    assert (router["name"], router["canaryWeight"], router["stableWeight"]) == ("catalog-api-ingress", 50, 50)
+    recording = result.write_recording(tmp_path / "alb.jsonl")
+    codes = {f["code"] for f in json.loads(diagnose(str(recording), "--format", "json"))}
+    assert not codes & ROUTER_CODES
 
 
 def test_a_healthy_recording_has_nothing_above_info(tmp_path: Path) -> None:
@@ -181,7 +213,7 @@ def _run_diagnose(*args: str) -> tuple[str, str, int]:
     [
         ("binary.yaml", b"\x00\x01\x02garbage\xff", "binary data"),
         ("truncated.json", b'{"kind": "Rollout", "metadata": {', "invalid JSON"),
-        ("deep.json", b"{\"a\":" * 100_000 + b"1" + b"}" * 100_000, "levels deep"),
+        ("deep.json", b'{"a":' * 100_000 + b"1" + b"}" * 100_000, "levels deep"),
         ("empty.yaml", b"", "empty"),
         ("deep.jsonl", b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n", "nested too deeply"),
     ],

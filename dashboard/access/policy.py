@@ -142,6 +142,17 @@ class Policy:
                     frontier.append(role)
         return frozenset(held)
 
+    def object_patterns(self, subjects: Iterable[Subject], action: str) -> tuple[list[str], list[str]]:
+        """The object globs that allow and that deny ``action`` to ``subjects``: ``allows`` as data, for
+        filters that must run where the rows are (a key is allowed iff it matches an allow glob and no
+        deny glob)."""
+        allow: list[str] = []
+        deny: list[str] = []
+        for rule in _rules_for(self, self.roles_of(subjects)):
+            if fnmatchcase(action, rule.action):
+                (allow if rule.allow else deny).append(rule.object)
+        return allow, deny
+
     def allows(self, subjects: Iterable[Subject], action: str, key: str) -> bool:
         """Whether ``subjects`` (user name, group names, default role) may do ``action`` on ``key``."""
         holders = self.roles_of(subjects)

@@ -180,6 +180,7 @@ class ApplicationView:
     sources: tuple[SourceView, ...]
     multi_source: bool
     conditions: tuple[str, ...] = field(default=())  # "Type: message"
+    application_set: str = ""  # the ApplicationSet that generated it (its controller ownerReference)
 
     @property
     def revision(self) -> str | None:
@@ -222,6 +223,7 @@ class ApplicationView:
             "sources": [s.to_dict() for s in self.sources],
             "valuesFrom": self.values_from,
             "conditions": list(self.conditions),
+            "applicationSet": self.application_set or None,
             "history": [{**a.render.to_dict(), "commit": a.commit, "reason": a.reason} for a in attributed],
             # How many renders the commit now synced produced in one go (2+ is the re-render race).
             "renders": len(split_renders(attributed).get(current or "", ())) or (1 if attributed else 0),
@@ -412,6 +414,14 @@ def application_view(app: Mapping[str, Any]) -> ApplicationView:
         multi_source=bool(maps(spec.get("sources"))),
         conditions=tuple(
             f"{as_str(c.get('type'))}: {as_str(c.get('message'))}" for c in maps(status.get("conditions"))
+        ),
+        application_set=next(
+            (
+                as_str(o.get("name"))
+                for o in maps(meta.get("ownerReferences"))
+                if o.get("kind") == "ApplicationSet"
+            ),
+            "",
         ),
     )
 

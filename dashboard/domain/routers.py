@@ -3,21 +3,24 @@
 ``router_refs(rollout)`` lists the objects a canary's ``trafficRouting`` names (kind, namespace, name), the
 way Argo Rollouts finds them: Istio VirtualServices (``virtualService`` / ``virtualServices``, a name may
 be ``name.namespace``) and the DestinationRule, the canary Ingress the NGINX router creates from
-``stableIngress`` (``<rollout>-<stableIngress>-canary``), the Gateway API plugin's HTTPRoutes and the SMI
+``stableIngress`` / ``stableIngresses`` (``<rollout>-<stableIngress>-canary``), the Ingresses the ALB
+router annotates (``alb.ingress`` / ``alb.ingresses``), the Gateway API plugin's HTTPRoutes and the SMI
 TrafficSplit (named after the rollout unless ``trafficSplitName`` says otherwise).
 
 ``read_router(rollout, objects)`` reads the first of them that is present into a ``RouterReading``: the
 canary and stable weights, the header and mirror routes by name, and who last wrote the object
 (``managedFields``). The weights are read exactly where each upstream router writes them: the named HTTP
 routes' destinations by host (``canaryService``/``stableService``) or by DestinationRule subset, the
-``canary-weight`` annotation under ``annotationPrefix``, the HTTPRoute rule's ``backendRefs`` weights,
-the TrafficSplit's ``backends``.
+``canary-weight`` annotation under ``annotationPrefix``, the target groups of ALB's forward action
+(``<annotationPrefix>/actions.<rootService or stableService>``, a JSON annotation), the HTTPRoute rule's
+``backendRefs`` weights, the TrafficSplit's ``backends``.
 
-Non-goals: I/O, judging the weights (``findings.traffic`` does), ALB's action annotations.
+Non-goals: I/O, judging the weights (``findings.traffic`` does).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +36,7 @@ TRAFFIC_SPLIT = "TrafficSplit"
 ROUTER_KINDS = (VIRTUAL_SERVICE, DESTINATION_RULE, INGRESS, HTTP_ROUTE, TRAFFIC_SPLIT)
 GATEWAY_PLUGIN = "argoproj-labs/gatewayAPI"
 NGINX_PREFIX = "nginx.ingress.kubernetes.io"
+ALB_PREFIX = "alb.ingress.kubernetes.io"
 
 Ref = tuple[str, str, str]  # (kind, namespace, name)
 
@@ -66,6 +70,9 @@ class RouterReading:
     mirror_routes: tuple[str, ...]
     writes: tuple[Write, ...]
     problem: str = ""  # why no weight could be read (route not found…), shown instead of numbers
+    # Where the weight lives, as an Argo CD ignoreDifferences jq path ("" for the kind's usual place).
+    weight_path: str = ""
+    via: str = ""  # the Argo Rollouts traffic router that writes it (Istio, NGINX, ALB, Gateway API, SMI)
 
     @property
     def last_writer(self) -> Write | None:
@@ -88,6 +95,7 @@ class RouterReading:
             "lastWriteAt": rfc3339(last.at) if last and last.at else None,
             "writers": [w.to_dict() for w in self.writes],
             "problem": self.problem or None,
+            "via": self.via or None,
         }
 
 
@@ -117,9 +125,37 @@ def canary_ingress_name(rollout_name: str, stable_ingress: str) -> str:
 
 
 def _stable_ingresses(nginx: Mapping[str, Any]) -> list[str]:
-    names = [as_str(nginx.get("stableIngress"))]
-    names += [n for n in (nginx.get("additionalStableIngresses") or []) if isinstance(n, str)]
-    return [n for n in names if n]
+    """The NGINX router's stable Ingresses: ``stableIngresses`` when given, else ``stableIngress``."""
+    names = [n for n in (nginx.get("stableIngresses") or []) if isinstance(n, str)]
+    return [n for n in names or [as_str(nginx.get("stableIngress"))] if n]
+
+
+def _alb_ingresses(alb: Mapping[str, Any]) -> list[str]:
+    """The Ingresses the ALB router annotates: ``ingresses`` when given, else ``ingress``."""
+    names = [n for n in (alb.get("ingresses") or []) if isinstance(n, str)]
+    return [n for n in names or [as_str(alb.get("ingress"))] if n]
+
+
+def alb_action_key(rollout: Mapping[str, Any]) -> str:
+    """The annotation ALB's forward action lives in: ``<annotationPrefix>/actions.<rootService or
+    stableService>`` (upstream ``ALBActionAnnotationKey``)."""
+    canary = dig_map(rollout, "spec", "strategy", "canary")
+    alb = dig_map(canary, "trafficRouting", "alb")
+    service = as_str(alb.get("rootService")) or as_str(canary.get("stableService"))
+    return f"{as_str(alb.get('annotationPrefix')) or ALB_PREFIX}/actions.{service}"
+
+
+def _alb_services(rollout: Mapping[str, Any]) -> tuple[str, str]:
+    """(canary, stable) Service names in ALB's target groups: with ``pingPong`` the ping and pong Services,
+    stable being the one ``status.canary.stablePingPong`` names (upstream ``GetStableAndCanaryServices``
+    with ping-pong preferred), else ``canaryService`` / ``stableService``."""
+    canary = dig_map(rollout, "spec", "strategy", "canary")
+    ping_pong = dig_map(canary, "pingPong")
+    if ping_pong:
+        ping, pong = as_str(ping_pong.get("pingService")), as_str(ping_pong.get("pongService"))
+        stable_is_ping = dig_str(rollout, "status", "canary", "stablePingPong") == "ping"
+        return (pong, ping) if stable_is_ping else (ping, pong)
+    return as_str(canary.get("canaryService")), as_str(canary.get("stableService"))
 
 
 def _gateway_routes(routing: Mapping[str, Any], namespace: str) -> list[Ref]:
@@ -148,10 +184,15 @@ def router_refs(rollout: Mapping[str, Any]) -> tuple[Ref, ...]:
         refs.append((DESTINATION_RULE, rule_ns, rule_name))
     for stable in _stable_ingresses(dig_map(routing, "nginx")):
         refs.append((INGRESS, namespace, canary_ingress_name(name, stable)))
+    for ingress in _alb_ingresses(dig_map(routing, "alb")):
+        refs.append((INGRESS, namespace, ingress))
     refs += _gateway_routes(routing, namespace)
     if routing.get("smi") is not None:
         refs.append((TRAFFIC_SPLIT, namespace, dig_str(routing, "smi", "trafficSplitName") or name))
     return tuple(dict.fromkeys(refs))
+
+
+_VIA = {VIRTUAL_SERVICE: "Istio", HTTP_ROUTE: "Gateway API", TRAFFIC_SPLIT: "SMI"}
 
 
 # Where each kind keeps its weights, in managedFields' fieldsV1 (lists of CRDs are atomic: the owner of
@@ -167,7 +208,7 @@ _WEIGHT_FIELDS: dict[str, tuple[str, ...]] = {
 # Inside that field, the keys that hold a weight (a keyed list is owned item by item and key by key).
 _WEIGHT_KEYS: dict[str, tuple[str, ...]] = {
     VIRTUAL_SERVICE: ("f:route", "f:weight"),
-    INGRESS: ("canary-weight",),
+    INGRESS: ("canary-weight", "/actions."),  # NGINX's annotation; ALB's actions.<service>
     HTTP_ROUTE: ("f:backendRefs", "f:weight"),
     TRAFFIC_SPLIT: ("f:weight",),
 }
@@ -179,18 +220,18 @@ def _owns_weight(fields: Any, keys: Sequence[str]) -> bool:
         return False
     if not fields or not keys:
         return True  # an atomic list or map is owned whole
-    return any(
-        any(key.endswith(k) for k in keys) or _owns_weight_inside(value, keys)
-        for key, value in fields.items()
-    )
+    return any(_is_weight_key(key, keys) or _owns_weight_inside(value, keys) for key, value in fields.items())
+
+
+def _is_weight_key(key: str, keys: Sequence[str]) -> bool:
+    """A field name ends with a weight key (``f:weight``), or has one inside (ALB's ``/actions.``)."""
+    return any((k in key) if k.startswith("/") else key.endswith(k) for k in keys)
 
 
 def _owns_weight_inside(fields: Any, keys: Sequence[str]) -> bool:
     if not isinstance(fields, Mapping):
         return False
-    return any(
-        any(key.endswith(k) for k in keys) or _owns_weight_inside(v, keys) for key, v in fields.items()
-    )
+    return any(_is_weight_key(key, keys) or _owns_weight_inside(v, keys) for key, v in fields.items())
 
 
 def writes_of(kind: str, obj: Mapping[str, Any]) -> tuple[Write, ...]:
@@ -267,13 +308,46 @@ def _nginx(rollout: Mapping[str, Any], ingress: Mapping[str, Any]) -> tuple[int 
     return (0 if weight is None else weight), headers, ""
 
 
+def _alb(
+    rollout: Mapping[str, Any], ingress: Mapping[str, Any]
+) -> tuple[int | None, int | None, tuple[str, ...], str, str]:
+    """The forward action's target groups for the canary and stable Services (what the ALB controller
+    turns into the listener rule's weights), and the managed header routes (``conditions.<route>``)."""
+    canary = dig_map(rollout, "spec", "strategy", "canary")
+    prefix = as_str(dig_map(canary, "trafficRouting", "alb").get("annotationPrefix")) or ALB_PREFIX
+    annotations = str_map(dig(ingress, "metadata", "annotations"))
+    key = alb_action_key(rollout)
+    path = f'.metadata.annotations["{key}"]'
+    header = tuple(
+        as_str(r.get("name"))
+        for r in maps(dig(canary, "trafficRouting", "managedRoutes"))
+        if f"{prefix}/conditions.{as_str(r.get('name'))}" in annotations
+    )
+    raw = annotations.get(key)
+    if raw is None:
+        return None, None, header, f"no {key} annotation", path
+    try:
+        action = json.loads(raw)
+    except ValueError:
+        return None, None, header, f"{key} is not JSON", path
+    groups = maps(dig(action, "ForwardConfig", "TargetGroups")) if isinstance(action, Mapping) else []
+    canary_w, stable_w = _backend_weights(groups, *_alb_services(rollout), "ServiceName", weight_key="Weight")
+    if canary_w is None and stable_w is None:
+        return None, None, header, f"no target group of {key} names the canary or stable Service", path
+    return canary_w, stable_w, header, "", path
+
+
 def _backend_weights(
-    backends: Sequence[Mapping[str, Any]], canary_service: str, stable_service: str, key: str
+    backends: Sequence[Mapping[str, Any]],
+    canary_service: str,
+    stable_service: str,
+    key: str,
+    weight_key: str = "weight",
 ) -> tuple[int | None, int | None]:
     canary = stable = None
     for backend in backends:
         service = as_str(backend.get(key))
-        weight = opt_int(backend.get("weight"))
+        weight = opt_int(backend.get(weight_key))
         weight = 1 if weight is None and key == "name" else (weight or 0)  # Gateway API's default is 1
         if service == canary_service:
             canary = weight
@@ -293,6 +367,7 @@ def read_router(rollout: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
     routing = _routing(rollout)
     canary = dig_map(rollout, "spec", "strategy", "canary")
     canary_service, stable_service = as_str(canary.get("canaryService")), as_str(canary.get("stableService"))
+    alb_ingresses = set(_alb_ingresses(dig_map(routing, "alb")))
     vs_specs = {
         _split_ns(as_str(v.get("name")), dig_str(rollout, "metadata", "namespace")): v
         for v in _virtual_services(routing)
@@ -304,14 +379,18 @@ def read_router(rollout: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
             continue
         header: tuple[str, ...] = ()
         mirror: tuple[str, ...] = ()
-        problem = ""
-        if kind == VIRTUAL_SERVICE:
+        problem = path = ""
+        if kind == INGRESS and name in alb_ingresses:
+            canary_w, stable_w, header, problem, path = _alb(rollout, obj)
+        elif kind == VIRTUAL_SERVICE:
             canary_w, stable_w, header, mirror, problem = _istio(
                 rollout, obj, vs_specs.get((name, namespace), {})
             )
         elif kind == INGRESS:
             canary_w, header, problem = _nginx(rollout, obj)
             stable_w = None if canary_w is None else 100 - canary_w
+            prefix = dig_str(routing, "nginx", "annotationPrefix") or NGINX_PREFIX
+            path = f'.metadata.annotations["{prefix}/canary-weight"]'
         elif kind == HTTP_ROUTE:
             rules = maps(dig(obj, "spec", "rules"))
             backends = [b for r in rules for b in maps(r.get("backendRefs"))]
@@ -330,8 +409,19 @@ def read_router(rollout: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
             canary_w, stable_w = _backend_weights(backends, canary_service, stable_service, "service")
             if canary_w is None and stable_w is None:
                 problem = "no backend names the canary or stable Service"
+        via = _VIA.get(kind, "") if kind != INGRESS else ("ALB" if name in alb_ingresses else "NGINX")
         return RouterReading(
-            kind, namespace, name, canary_w, stable_w, header, mirror, writes_of(kind, obj), problem
+            kind,
+            namespace,
+            name,
+            canary_w,
+            stable_w,
+            header,
+            mirror,
+            writes_of(kind, obj),
+            problem,
+            path,
+            via,
         )
     return None
 

@@ -43,7 +43,10 @@ class Commit(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["repository", "sha"], name="gitops_commit_unique_sha")]
-        indexes = [models.Index(fields=["repository", "-received_at"], name="gitops_commit_by_time")]
+        indexes = [
+            models.Index(fields=["repository", "-received_at"], name="gitops_commit_by_time"),
+            models.Index(fields=["sha"], name="gitops_commit_by_sha"),  # a release's git revision → merge
+        ]
 
     @property
     def landed_at(self) -> datetime:

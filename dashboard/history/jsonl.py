@@ -55,6 +55,8 @@ def release_record(release: Release, events: Iterable[TimelineEvent]) -> dict[st
         "stepsReached": release.steps_reached,
         "stepCount": release.step_count,
         "gitRevision": release.git_revision,
+        "labels": release.labels,
+        "rolledBackAt": format_time(release.rolled_back_at) if release.rolled_back_at else None,
         "events": [
             {"kind": e.kind, "dedupe": e.dedupe, "at": format_time(e.at), "title": e.title, "data": e.data}
             for e in events
@@ -164,6 +166,13 @@ def _optional_int(record: Mapping[str, Any], key: str) -> int | None:
     return value
 
 
+def _labels(record: Mapping[str, Any]) -> dict[str, str]:
+    labels = record.get("labels") or {}  # absent from exports made before insights
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise ValueError("'labels' must be an object of strings")
+    return {str(k): v for k, v in labels.items()}
+
+
 def _import_release(record: Mapping[str, Any], result: ImportResult) -> None:
     outcome = record.get("outcome") or Outcome.IN_PROGRESS
     if outcome not in Outcome.values:
@@ -190,6 +199,8 @@ def _import_release(record: Mapping[str, Any], result: ImportResult) -> None:
         "steps_reached": _optional_int(record, "stepsReached") or 0,
         "step_count": _optional_int(record, "stepCount"),
         "git_revision": _text(record, "gitRevision", required=False, limit=128),
+        "labels": _labels(record),
+        "rolled_back_at": _optional_time(record, "rolledBackAt"),
     }
     release, created = Release.objects.get_or_create(**key, defaults=fields)
     if created:

@@ -34,6 +34,12 @@ class Release(models.Model):
     steps_reached = models.IntegerField(default=0)
     step_count = models.IntegerField(null=True, blank=True)
     git_revision = models.CharField(max_length=128, blank=True, default="")
+    # The rollout's metadata.labels while this release ran (insights filter by team label); recorded
+    # from the views since insights shipped, so older rows have {}.
+    labels = models.JSONField(default=dict, blank=True)
+    # When the rollout went back to an earlier release while this one was current (kubectl argo rollouts
+    # undo, or a Git revert to the previous template): the release was rolled back. Recorded from then on.
+    rolled_back_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -47,6 +53,11 @@ class Release(models.Model):
                 fields=["cluster", "namespace", "rollout", "-started_at"], name="release_by_rollout"
             ),
             models.Index(fields=["ended_at"], name="release_by_end"),
+            models.Index(
+                fields=["rolled_back_at"],
+                name="release_by_rollback",
+                condition=models.Q(rolled_back_at__isnull=False),
+            ),
         ]
         ordering = ["-started_at"]
 
@@ -66,7 +77,15 @@ class TimelineEvent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["release", "kind", "dedupe"], name="event_unique_per_release")
         ]
-        indexes = [models.Index(fields=["release", "at"], name="event_by_release_time")]
+        indexes = [
+            models.Index(fields=["release", "at"], name="event_by_release_time"),
+            # Insights read one kind of event over a period (steps, pauses, phases, findings).
+            models.Index(fields=["kind", "at"], name="event_by_kind_time"),
+            # A finding's clear is found by its raise's dedupe key + ":cleared".
+            models.Index(
+                fields=["dedupe"], name="event_cleared_by_dedupe", condition=models.Q(kind="finding.cleared")
+            ),
+        ]
         ordering = ["at", "id"]
 
     def __str__(self) -> str:

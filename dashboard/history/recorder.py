@@ -45,6 +45,7 @@ def record_batch(items: Sequence[Item]) -> None:
         releases = _ensure_releases(items)
         changed: dict[int, Release] = {}
         new_events: list[TimelineEvent] = []
+        rollbacks: list[tuple[ReleaseKey, Release, datetime]] = []
         for view, events, at in items:
             ident = _ident(view)
             if ident is None:
@@ -54,6 +55,15 @@ def record_batch(items: Sequence[Item]) -> None:
                 if release is None:
                     continue
                 new_events.append(_event_row(release, event, at))
+                previous = str((event.get("data") or {}).get("previousPodHash") or "")
+                if (
+                    event.get("kind") == tl.RELEASE_STARTED
+                    and previous
+                    and previous != release.pod_hash
+                    and release.started_at < _event_time(event, at)
+                ):
+                    # The rollout went back to a release it ran before: the one it left was rolled back.
+                    rollbacks.append(((*ident, previous), release, _event_time(event, at)))
                 if event.get("kind") == tl.RELEASE_SUPERSEDED and release.outcome == Outcome.IN_PROGRESS:
                     release.outcome, release.ended_at = Outcome.SUPERSEDED, _event_time(event, at)
                     changed[release.pk] = release
@@ -67,10 +77,29 @@ def record_batch(items: Sequence[Item]) -> None:
             _update_releases(changed.values())
         if new_events:
             TimelineEvent.objects.bulk_create(new_events, ignore_conflicts=True)
+        for (cluster, namespace, rollout, pod_hash), back_to, when in rollbacks:
+            Release.objects.filter(
+                cluster=cluster,
+                namespace=namespace,
+                rollout=rollout,
+                pod_hash=pod_hash,
+                started_at__gt=back_to.started_at,
+                rolled_back_at__isnull=True,
+            ).update(rolled_back_at=when)
 
 
-_UPDATED_FIELDS = ("revision", "images", "steps_reached", "step_count", "outcome", "ended_at", "git_revision",
-                   "rollout_uid", "updated_at")
+_UPDATED_FIELDS = (
+    "revision",
+    "images",
+    "steps_reached",
+    "step_count",
+    "outcome",
+    "ended_at",
+    "git_revision",
+    "rollout_uid",
+    "labels",
+    "updated_at",
+)
 
 
 def _update_releases(releases: Iterable[Release]) -> None:
@@ -116,8 +145,11 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
         ident = _ident(view)
         if ident is None:
             continue
-        started = {str(e.get("podHash")): _event_time(e, at) for e in events
-                   if e.get("kind") == tl.RELEASE_STARTED and e.get("podHash")}
+        started = {
+            str(e.get("podHash")): _event_time(e, at)
+            for e in events
+            if e.get("kind") == tl.RELEASE_STARTED and e.get("podHash")
+        }
         hashes = {str(e.get("podHash")) for e in events if e.get("podHash")}
         if isinstance(view.get("currentPodHash"), str) and view["currentPodHash"]:
             hashes.add(view["currentPodHash"])
@@ -125,8 +157,12 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
             key = (*ident, pod_hash)
             if key not in wanted:
                 wanted[key] = Release(
-                    cluster=ident[0], namespace=ident[1], rollout=ident[2], pod_hash=pod_hash,
-                    rollout_uid=str(view.get("uid") or ""), started_at=started.get(pod_hash, at),
+                    cluster=ident[0],
+                    namespace=ident[1],
+                    rollout=ident[2],
+                    pod_hash=pod_hash,
+                    rollout_uid=str(view.get("uid") or ""),
+                    started_at=started.get(pod_hash, at),
                 )
                 if pod_hash == view.get("currentPodHash"):
                     _apply_view(wanted[key], view, at)  # a new release is inserted whole, not then updated
@@ -163,8 +199,17 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
 
 def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool:
     """Bring the current release up to date with its view; True when something changed."""
-    before = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
-              release.ended_at, release.git_revision, release.rollout_uid)
+    before = (
+        release.revision,
+        release.images,
+        release.steps_reached,
+        release.step_count,
+        release.outcome,
+        release.ended_at,
+        release.git_revision,
+        release.rollout_uid,
+        release.labels,
+    )
     revision = view.get("revision")
     if isinstance(revision, int) and not isinstance(revision, bool):
         release.revision = revision
@@ -192,8 +237,20 @@ def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool
             release.outcome, release.ended_at = outcome, None  # e.g. retried after an abort
     elif release.outcome != outcome:
         release.outcome, release.ended_at = outcome, at
-    after = (release.revision, release.images, release.steps_reached, release.step_count, release.outcome,
-             release.ended_at, release.git_revision, release.rollout_uid)
+    labels = view.get("labels")
+    if isinstance(labels, Mapping):
+        release.labels = {str(k): str(v) for k, v in labels.items()}
+    after = (
+        release.revision,
+        release.images,
+        release.steps_reached,
+        release.step_count,
+        release.outcome,
+        release.ended_at,
+        release.git_revision,
+        release.rollout_uid,
+        release.labels,
+    )
     return before != after
 
 
@@ -206,8 +263,10 @@ def _outcome(view: Mapping[str, Any], pod_hash: str) -> Outcome:
 
 
 def _git_revision(view: Mapping[str, Any]) -> str | None:
-    for candidate in (view.get("gitRevision"), (view.get("gitops") or {}).get("revision")
-                      if isinstance(view.get("gitops"), Mapping) else None):
+    for candidate in (
+        view.get("gitRevision"),
+        (view.get("gitops") or {}).get("revision") if isinstance(view.get("gitops"), Mapping) else None,
+    ):
         if isinstance(candidate, str) and candidate:
             return candidate
     return None
@@ -267,8 +326,12 @@ class Recorder:
             self._queue.put_nowait((view, list(events), at))
         except queue.Full:
             self.dropped += 1
-            log.error("history queue full: dropped a change of %s/%s/%s", view.get("cluster"),
-                      view.get("namespace"), view.get("name"))
+            log.error(
+                "history queue full: dropped a change of %s/%s/%s",
+                view.get("cluster"),
+                view.get("namespace"),
+                view.get("name"),
+            )
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything submitted so far is written (tests, replay, shutdown)."""
@@ -350,8 +413,12 @@ class Recorder:
                 self.recorded += 1
             except Exception:
                 view = item[0]
-                log.exception("history: skipped a change of %s/%s/%s that cannot be recorded",
-                              view.get("cluster"), view.get("namespace"), view.get("name"))
+                log.exception(
+                    "history: skipped a change of %s/%s/%s that cannot be recorded",
+                    view.get("cluster"),
+                    view.get("namespace"),
+                    view.get("name"),
+                )
 
     def _prune(self) -> None:
         try:

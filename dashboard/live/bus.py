@@ -112,6 +112,15 @@ def fleet_row(view: Mapping[str, Any]) -> dict[str, Any]:
         # What the sync engine says, shown beside what the rollout says (the managing Application's words).
         "gitopsHealth": (view.get("gitops") or {}).get("health"),
         "gitopsSync": (view.get("gitops") or {}).get("sync"),
+        # What runs where (the environments page): images with their stable/canary tags, the synced commit.
+        "images": [
+            {"image": i.get("image"), "tags": list(i.get("tags") or ())}
+            for i in view.get("images") or ()
+            if isinstance(i, Mapping) and i.get("image")
+        ],
+        "gitRevision": (view.get("gitops") or {}).get("revision") or view.get("gitRevision"),
+        "application": (view.get("gitops") or {}).get("application"),
+        "applicationSet": (view.get("gitops") or {}).get("applicationSet"),
         # attention, reason (the most severe open finding's title), reasonCode: the one classification.
         **attention(view),
     }

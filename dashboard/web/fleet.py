@@ -141,6 +141,10 @@ def fleet_row(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "startedAt": started.isoformat() if started else "",
         "findings": counts,
         "labels": {str(k): str(v) for k, v in labels.items()},
+        "images": [dict(i) for i in row.get("images") or () if isinstance(i, Mapping)],
+        "gitRevision": str(row.get("gitRevision") or ""),
+        "application": str(row.get("application") or ""),
+        "applicationSet": str(row.get("applicationSet") or ""),
     }
 
 

@@ -29,7 +29,7 @@ FIELDS: tuple[str, ...] = (
     "key", "cluster", "namespace", "name", "url", "strategy", "status", "icon", "reason", "group",
     "step", "stepIndex", "stepCount", "setWeight", "actualWeight", "weightSource", "canaryHash",
     "stableHash", "startedAt", "findings", "labels", "controller", "controllerLabel", "gitops", "gitopsIcon",
-    "attention", "reasonCode", "tone", "gitopsTone",
+    "attention", "reasonCode", "tone", "gitopsTone", "images", "gitRevision", "application", "applicationSet",
 )
 _ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 READ_BATCH = 2000

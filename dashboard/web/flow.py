@@ -18,7 +18,7 @@ from dashboard.web.chain import git_node, merge_node, sync_node, view_chain
 from dashboard.web.fleet import status_icon
 from dashboard.web.timefmt import parse_duration, parse_time, short_age
 
-WIDTH = 1276
+WIDTH = 1316
 TOP = 34  # room for the column labels
 GAP = 16  # between stacked nodes of one column
 
@@ -27,7 +27,8 @@ MERGE_X, GIT_X, SOURCE_W = 16, 178, 150
 SYNC_X, SYNC_W = 352, 210
 PD_X, PD_W = 592, 240
 WORK_X, WORK_W = 868, 206
-USERS_X, USERS_W = 1148, 114
+# The users node is wide enough for a routing object's kind ("VirtualService") and a manager's name.
+USERS_X, USERS_W = 1142, 160
 
 COLUMNS = (
     {"label": "Source", "x": MERGE_X},
@@ -163,9 +164,12 @@ def fit_node(node: dict[str, Any], max_lines: int = 2) -> dict[str, Any]:
         if line.get("until"):  # the countdown is redrawn by the browser every second
             out.append(line)
             continue
+        text = str(line.get("text") or "")
+        if line.get("nowrap"):  # a name that must not break mid-word: one line, the browser elides it
+            out.append({**line, "full": str(line.get("full") or text)})
+            continue
         indent = 18 if line.get("icon") else 0
         px = MONO_PX if "mono" in str(line.get("cls") or "") else SANS_PX
-        text = str(line.get("text") or "")
         parts = wrap(text, node["w"] - indent, max_lines, px) or [""]
         for i, part in enumerate(parts):
             piece = {**line, "text": part, "full": str(line.get("full") or text)}
@@ -643,10 +647,18 @@ def router_lines(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     router = view.get("router")
     if not isinstance(router, Mapping):
         return []
-    source = f"weights from {router.get('kind')} {router.get('name')}"
+    kind, via = str(router.get("kind")), str(router.get("via") or "")
+    source = f"weights from {kind} {router.get('name')}" + (f" ({via})" if via else "")
+    # Kind, name and writer are names: each on a line of its own, never broken mid-word; what does not
+    # fit is elided by the browser with the whole sentence in its tooltip. An Ingress says whose it is.
     lines = [
-        {"text": str(router.get("kind")), "cls": "muted", "full": source},
-        {"text": str(router.get("name")), "cls": "mono", "full": source},
+        {
+            "text": f"{via} {kind}" if via and kind == "Ingress" else kind,
+            "cls": "muted",
+            "full": source,
+            "nowrap": True,
+        },
+        {"text": str(router.get("name")), "cls": "mono", "full": source, "nowrap": True},
     ]
     canary, stable = router.get("canaryWeight"), router.get("stableWeight")
     if router.get("problem"):
@@ -654,14 +666,15 @@ def router_lines(view: Mapping[str, Any]) -> list[dict[str, Any]]:
     elif canary is not None:
         both = f"{canary} / {stable}" if stable is not None else str(canary)
         full = f"router: canary {canary}" + (f" / stable {stable}" if stable is not None else "")
-        lines.append({"text": f"router {both}", "cls": "", "full": full})
+        lines.append({"text": f"router {both}", "cls": "", "full": full, "nowrap": True})
     for label, key in (("header", "headerRoutes"), ("mirror", "mirrorRoutes")):
         names = ", ".join(str(n) for n in router.get(key) or () if n)
         if names:
             lines.append({"text": f"{label}: {names}", "cls": "muted", "full": f"{label} route: {names}"})
     if router.get("lastWriter"):
         writer = str(router["lastWriter"])
-        lines.append({"text": f"by {writer}", "cls": "muted", "full": f"written by {writer}"})
+        lines.append({"text": "written by", "cls": "muted", "full": f"written by {writer}"})
+        lines.append({"text": writer, "cls": "mono", "full": f"written by {writer}", "nowrap": True})
     return lines
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.web import health, metrics_api, views
+from dashboard.web import health, insights, metrics_api, views
 
 _ROLLOUT = "<str:cluster>/<str:namespace>/<str:name>"
 
@@ -36,4 +36,8 @@ urlpatterns = [
     path("accounts/logout/", views.logout_page, name="logout"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("assets/plotly.min.js", views.plotly_js, name="plotly-js"),
+    path("insights/", insights.insights_page, name="insights"),
+    path("api/v1/insights", insights.api_insights, name="api-insights"),
+    path("environments/", insights.environments_page, name="environments"),
+    path("api/v1/environments", insights.api_environments, name="api-environments"),
 ]

@@ -9,14 +9,21 @@ change (Argo CD self-heal restoring the repository's weights) is undone on the n
 Istio also gets the managed routes of setHeaderRoute and setMirrorRoute steps (ordered first, as
 `managedRoutes` lists them) and loses them once the rollout is promoted or aborted (RemoveManagedRoutes).
 
+ALB writes the `<annotationPrefix>/actions.<rootService or stableService>` annotation of each Ingress it
+names with the forward action's target groups (canary, then stable) as Go's encoding/json marshals
+`ingressutil.ALBAction`, and lists that key under the rollout's name in
+`rollouts.argoproj.io/managed-alb-annotations`, patching only the annotations.
+
 Non-goals: Istio TLS/TCP routes, header and mirror routes for the other routers, experiment destinations,
-VerifyWeight, extensions/v1beta1 Ingresses. A missing VirtualService is a Warning event (as upstream
-records it); a missing stable Ingress fails the reconcile (`RouterError`), as upstream's does.
+VerifyWeight (the AWS target groups), ALB ping-pong services, extensions/v1beta1 Ingresses. A missing
+VirtualService is a Warning event (as upstream records it); a missing stable Ingress (NGINX) or Ingress
+(ALB) fails the reconcile (`RouterError`), as upstream's does.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from kubesim.controller.common import (
@@ -44,6 +51,8 @@ GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI"
 GATEWAY_API_MANAGER = "gatewayAPI"
 GATEWAY_API_IN_PROGRESS = ("rollouts.argoproj.io/gatewayapi-canary", "in-progress")
 NGINX_PREFIX = "nginx.ingress.kubernetes.io"
+ALB_PREFIX = "alb.ingress.kubernetes.io"
+ALB_MANAGED_ANNOTATIONS = "rollouts.argoproj.io/managed-alb-annotations"
 CANARY_INGRESS_SUFFIX = "-canary"
 
 
@@ -56,6 +65,19 @@ def stable_ingresses(nginx: Obj) -> list[str]:
     if nginx.get("stableIngresses"):
         return [str(n) for n in nginx["stableIngresses"]]
     return [str(nginx["stableIngress"])] if nginx.get("stableIngress") else []
+
+
+def alb_ingresses(alb: Obj) -> list[str]:
+    """The ALB router's Ingresses: `ingresses` when given, else `ingress` (SetWeight)."""
+    if alb.get("ingresses") is not None:
+        return [str(n) for n in alb["ingresses"]]
+    return [str(alb["ingress"])] if alb.get("ingress") else []
+
+
+def alb_action_key(canary: Obj, alb: Obj) -> str:
+    """ingressutil.ALBActionAnnotationKey: `<prefix>/actions.<rootService, else stableService>`."""
+    prefix = str(alb.get("annotationPrefix") or ALB_PREFIX)
+    return f"{prefix}/actions.{alb.get('rootService') or canary.get('stableService', '')}"
 
 
 def http_route_names(config: Obj) -> list[str]:
@@ -88,9 +110,10 @@ def referenced(ro: Obj, resource: str) -> list[tuple[str, str]]:
         found += [(str(config.get("namespace") or ns), name) for name in http_route_names(config)]
     elif resource == TRAFFIC_SPLITS and routing.get("smi") is not None:
         found.append((ns, str((routing["smi"] or {}).get("trafficSplitName") or ro["metadata"]["name"])))
-    elif resource == INGRESSES and routing.get("nginx"):
-        for stable in stable_ingresses(routing["nginx"]):
+    elif resource == INGRESSES:
+        for stable in stable_ingresses(routing.get("nginx") or {}):
             found += [(ns, stable), (ns, canary_ingress_name(ro["metadata"]["name"], stable))]
+        found += [(ns, name) for name in alb_ingresses(routing.get("alb") or {})]
     return found
 
 
@@ -134,6 +157,40 @@ class TrafficRouters:
             self._gateway_api(ro, canary, routing, weight)
         if routing.get("smi") is not None:
             self._smi(ro, canary, routing["smi"] or {}, weight)
+        if routing.get("alb"):
+            for name in alb_ingresses(routing["alb"]):
+                self._alb(ro, canary, routing["alb"], name, weight)
+
+    # ---- ALB --------------------------------------------------------------------------------------------
+
+    def _alb(self, ro: Obj, canary: Obj, alb: Obj, name: str, weight: int) -> None:
+        ns = ro["metadata"]["namespace"]
+        ingress = self.store.try_get(INGRESSES, ns, name)
+        if ingress is None:
+            raise RouterError(f'ingress.networking.k8s.io "{name}" not found')
+        action_service = str(alb.get("rootService") or canary.get("stableService", ""))
+        if not _has_rule_with_service(ingress, action_service):
+            raise RouterError(f"ingress does not have service `{action_service}` in rules")
+        current = ingress["metadata"].get("annotations") or {}
+        key = alb_action_key(canary, alb)
+        desired = {**current, key: _alb_forward_action(canary, alb, weight)}
+        # modifyManagedAnnotation: the rollout's name maps to the annotation keys it manages.
+        try:
+            managed = json.loads(current.get(ALB_MANAGED_ANNOTATIONS) or "{}")
+        except ValueError as error:
+            raise RouterError(f"{ALB_MANAGED_ANNOTATIONS}: {error}") from error
+        mine = list(managed.get(ro["metadata"]["name"]) or [])
+        if key not in mine:
+            mine.append(key)
+        managed[ro["metadata"]["name"]] = mine
+        desired[ALB_MANAGED_ANNOTATIONS] = _go_json(managed, sort_keys=True)
+        patch = merge_patch_diff(
+            {"metadata": {"annotations": current}}, {"metadata": {"annotations": desired}}
+        )
+        if patch is None:
+            return
+        self.events.normal(ro, "PatchingALBIngress", f"Updating Ingress `{name}` to desiredWeight '{weight}'")
+        self.store.patch(INGRESSES, ns, name, patch, manager=ROLLOUTS_MANAGER)
 
     # ---- SMI --------------------------------------------------------------------------------------------
 
@@ -437,6 +494,41 @@ class TrafficRouters:
                 self.events.warning(ro, reason, f"{kind} `{name}` not found")
             return None
         return found
+
+
+def _go_json(value: Any, sort_keys: bool = False) -> str:
+    """What Go's json.Marshal writes: no spaces, map keys sorted, <, > and & escaped."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _alb_forward_action(canary: Obj, alb: Obj, weight: int) -> str:
+    """getForwardActionString: a forward action with the canary's target group first, then the stable's
+    (each Service at `servicePort`), and the stickiness config when enabled."""
+    port = str(int(alb.get("servicePort") or 0))
+    groups = [
+        {"ServiceName": canary.get("canaryService", ""), "ServicePort": port, "Weight": weight},
+        {"ServiceName": canary.get("stableService", ""), "ServicePort": port, "Weight": 100 - weight},
+    ]
+    forward: Obj = {"TargetGroups": groups}
+    sticky = alb.get("stickinessConfig") or {}
+    if sticky.get("enabled"):
+        seconds = int(sticky.get("durationSeconds") or 0)
+        if not 1 <= seconds <= 604800:
+            raise RouterError(
+                "TargetGroupStickinessConfig's duration must be between 1 and 604800 seconds (7 days)!"
+            )
+        forward["TargetGroupStickinessConfig"] = {"Enabled": True, "DurationSeconds": seconds}
+    return _go_json({"Type": "forward", "ForwardConfig": forward})
+
+
+def _has_rule_with_service(ingress: Obj, service: str) -> bool:
+    """ingressutil.HasRuleWithService: some rule's path sends to `service`."""
+    return any(
+        ((path.get("backend") or {}).get("service") or {}).get("name") == service
+        for rule in (ingress.get("spec") or {}).get("rules") or []
+        for path in (rule.get("http") or {}).get("paths") or []
+    )
 
 
 def _controlled_by(obj: Obj, ro: Obj) -> bool:

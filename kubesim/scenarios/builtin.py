@@ -318,10 +318,202 @@ AUTOSCALING_SCENARIOS: list[Obj] = [
         ],
         "load": [{"hpa": "cart", "at": 0, "pods": 6}],
     },
+    {
+        "name": "hpa-at-max-during-analysis",
+        "description": "An HPA on the Rollout orders (60 % CPU target, 2 to 4 replicas) under a load of "
+        "12 pods' worth scales it to 4 and stays there (ScalingLimited, TooManyReplicas) while the "
+        "canary's background analysis measures the error rate every 10 s with no count. Ends Paused "
+        "at step 1/2 (indefinite pause) with the background AnalysisRun Running, spec.replicas 4 and "
+        "the HPA's desiredReplicas at its maxReplicas 4.",
+        "pod_ready_seconds": 2,
+        "analysis_templates": [_error_rate(interval="10s", count=0)],
+        "metrics": {"error-rate": [0.01, 0.012, 0.009]},
+        "rollouts": [
+            {
+                "name": "orders",
+                "namespace": "autoscale-max",
+                "replicas": 2,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": _routed(
+                    "orders",
+                    [{"setWeight": 25}, {"pause": {}}],
+                    analysis=_analysis("orders-canary")["analysis"],
+                ),
+            }
+        ],
+        "objects": [
+            _cpu_hpa(
+                "orders",
+                "autoscale-max",
+                {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "orders"},
+                2,
+                4,
+            )
+        ],
+        "load": [{"hpa": "orders", "at": 0, "pods": 12}],
+        "events": [{"at": 20, "set_image": {"rollout": "orders", "image": "argoproj/rollouts-demo:green"}}],
+    },
+]
+
+
+def _environment(env: str, image: str, steps: list[Obj]) -> Obj:
+    """One environment of the bookstore app: the same rollout in its own namespace, labelled as one app."""
+    return {
+        "name": "bookstore",
+        "namespace": f"bookstore-{env}",
+        "replicas": 2,
+        "image": image,
+        "labels": {"app.kubernetes.io/name": "bookstore", "app.kubernetes.io/part-of": "shop"},
+        "strategy": {"canary": {"steps": steps}},
+    }
+
+
+ENVIRONMENT_SCENARIOS: list[Obj] = [
+    {
+        "name": "environments",
+        "description": "One app, bookstore (label app.kubernetes.io/name), in three namespaces, each "
+        "rendered by its own Argo CD Application: bookstore-dev, bookstore-staging and bookstore-prod. "
+        "prod runs blue; a commit takes staging to green, which waits for promotion at its pause step; "
+        "another takes dev to yellow. Ends with prod Healthy on blue, staging Paused at step 1/4 with "
+        "green as its canary, dev Healthy on yellow.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            _environment(
+                "dev", "argoproj/rollouts-demo:green", [{"setWeight": 50}, {"pause": {"duration": "5s"}}]
+            ),
+            _environment(
+                "staging",
+                "argoproj/rollouts-demo:blue",
+                [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
+            ),
+            _environment(
+                "prod",
+                "argoproj/rollouts-demo:blue",
+                [{"setWeight": 25}, {"pause": {}}, {"setWeight": 75}, {"pause": {"duration": "20s"}}],
+            ),
+        ],
+        "applications": [
+            {
+                "name": f"bookstore-{env}",
+                "rollout": "bookstore",
+                "namespace": f"bookstore-{env}",
+                "values": {"image": {"tag": tag}},
+                "path": f"envs/{env}",
+            }
+            for env, tag in (("dev", "green"), ("staging", "blue"), ("prod", "blue"))
+        ],
+        "events": [
+            {
+                "at": 3,
+                "commit": {
+                    "app": "bookstore-staging",
+                    "message": "staging: green",
+                    "values": {"image": {"tag": "green"}},
+                },
+            },
+            {
+                "at": 3,
+                "commit": {
+                    "app": "bookstore-dev",
+                    "message": "dev: yellow",
+                    "values": {"image": {"tag": "yellow"}},
+                },
+            },
+        ],
+    },
 ]
 
 
 ROUTER_SCENARIOS: list[Obj] = [
+    {
+        "name": "alb-canary",
+        "description": "An AWS ALB-routed canary: the rollouts controller writes the forward action "
+        "annotation alb.ingress.kubernetes.io/actions.catalog-api-root on the Ingress "
+        "catalog-api-ingress (target groups catalog-api-canary and catalog-api-stable on port 80, "
+        "weights 20 then 50) and lists it in rollouts.argoproj.io/managed-alb-annotations. Ends "
+        "Paused at step 3/4 (indefinite pause) with the action's weights 50/50.",
+        "pod_ready_seconds": 2,
+        "rollouts": [
+            {
+                "name": "catalog-api",
+                "namespace": "aws-edge",
+                "replicas": 4,
+                "image": "argoproj/rollouts-demo:blue",
+                "strategy": {
+                    "canary": {
+                        "canaryService": "catalog-api-canary",
+                        "stableService": "catalog-api-stable",
+                        "trafficRouting": {
+                            "alb": {
+                                "ingress": "catalog-api-ingress",
+                                "rootService": "catalog-api-root",
+                                "servicePort": 80,
+                            }
+                        },
+                        "steps": [
+                            {"setWeight": 20},
+                            {"pause": {"duration": "20s"}},
+                            {"setWeight": 50},
+                            {"pause": {}},
+                        ],
+                    }
+                },
+            }
+        ],
+        "objects": [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {
+                    "name": "catalog-api-root",
+                    "namespace": "aws-edge",
+                    "labels": {"app": "catalog-api"},
+                },
+                "spec": {
+                    "type": "NodePort",
+                    "selector": {"app": "catalog-api"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+                },
+            },
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": {
+                    "name": "catalog-api-ingress",
+                    "namespace": "aws-edge",
+                    "annotations": {
+                        "alb.ingress.kubernetes.io/scheme": "internet-facing",
+                        "alb.ingress.kubernetes.io/target-type": "ip",
+                    },
+                },
+                "spec": {
+                    "ingressClassName": "alb",
+                    "rules": [
+                        {
+                            "host": "catalog.example.com",
+                            "http": {
+                                "paths": [
+                                    {
+                                        "path": "/",
+                                        "pathType": "Prefix",
+                                        "backend": {
+                                            "service": {
+                                                "name": "catalog-api-root",
+                                                "port": {"name": "use-annotation"},
+                                            }
+                                        },
+                                    }
+                                ]
+                            },
+                        }
+                    ],
+                },
+            },
+        ],
+        "events": [
+            {"at": 5, "set_image": {"rollout": "catalog-api", "image": "argoproj/rollouts-demo:green"}}
+        ],
+    },
     {
         "name": "istio-header-route",
         "description": "Subset-level Istio routing (DestinationRule canary/stable subsets labelled with "
@@ -928,4 +1120,5 @@ BUILTIN: list[Obj] = [
     *FLAGGER_SCENARIOS,
     *ROUTER_SCENARIOS,
     *AUTOSCALING_SCENARIOS,
+    *ENVIRONMENT_SCENARIOS,
 ]

@@ -27,6 +27,7 @@ Format (all times are simulated seconds since the scenario started)::
     applications:                       # Argo CD Applications rendering a rollout above (see kubesim.gitops)
       - name: web
         rollout: web
+        namespace: demo                 # optional: which namespace's rollout (a name in several namespaces)
         values: {image: {tag: blue}, config: {timeout: 30}}    # values file at the first commit
         inline_values: {}                                      # spec.source.helm.values
         checkout_lag_seconds: 30        # how far the repo-server's checkout lags behind git
@@ -35,6 +36,7 @@ Format (all times are simulated seconds since the scenario started)::
     events:
       - {at: 30, set_image: {rollout: web, image: argoproj/rollouts-demo:green}}
       - {at: 30, every: 300, set_image: {rollout: web, images: [a:1, a:2]}}   # repeats, cycling images
+      - {at: 30, set_image: {rollout: web, namespace: web-dev, image: a:3}}   # a name in several namespaces
       - {at: 60, commit: {app: web, message: "bump", values: {...}, inline_values: {...}}}
       - {at: 90, action: {rollout: web, name: promote}}     # promote, promote-full, skip-current-step,
                                                             # abort, retry, pause, resume, restart, undo
@@ -412,10 +414,15 @@ def parse_scenario(data: Any, source: str) -> Scenario:
                 "repo_url",
                 "path",
                 "values_file",
+                "namespace",
             },
             {"name", "rollout"},
         )
         target = by_name.get(item["rollout"])
+        if "namespace" in item:  # a rollout name repeated in several namespaces (one app, many environments)
+            target = next(
+                (r for r in rollouts if (r.namespace, r.name) == (item["namespace"], item["rollout"])), None
+            )
         if target is None:
             raise c.fail(f"{path}.rollout", f"no rollout named {item['rollout']!r} in this scenario")
         apps.append(
@@ -459,6 +466,16 @@ def parse_scenario(data: Any, source: str) -> Scenario:
         if kind in ("set_image", "action") and params.get("rollout") not in by_name:
             raise c.fail(
                 f"{path}.{kind}.rollout", f"no rollout named {params.get('rollout')!r} in this scenario"
+            )
+        if (
+            kind == "set_image"
+            and "namespace" in params
+            and (params["namespace"], params["rollout"]) not in seen
+        ):
+            # A rollout name may repeat across namespaces (one app in several environments).
+            raise c.fail(
+                f"{path}.set_image.namespace",
+                f"no rollout {params['rollout']!r} in namespace {params['namespace']!r} in this scenario",
             )
         if kind == "set_image" and not (params.get("image") or params.get("images")):
             raise c.fail(f"{path}.set_image", "give image or images")

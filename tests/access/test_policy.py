@@ -111,3 +111,42 @@ def test_the_builtin_roles_read_logs_as_argo_cds_readonly_does() -> None:
 def test_the_logs_resource_has_only_the_get_action() -> None:
     with pytest.raises(PolicyError, match="the logs resource has one action, get"):
         parse_policy("p, role:x, logs, promote, */*/*, allow")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "*",
+        "prod/*",
+        "prod/shop/*",
+        "*/shop/web",
+        "prod/sh?p/*",
+        "prod/[ab]*/x",
+        "prod/[!a]*/*",
+        "a.b/c+d/(e)",
+        "prod/[/x",
+        "*-canary",
+        "prod/[]]/*",
+    ],
+)
+def test_a_glob_reads_the_same_as_a_database_regex_as_it_does_with_fnmatch(pattern: str) -> None:
+    import re
+    from fnmatch import fnmatchcase
+
+    from dashboard.access.visibility import glob_regex
+
+    keys = [
+        "prod/shop/web",
+        "prod/shop/web-canary",
+        "staging/shop/web",
+        "prod/ab/x",
+        "prod/b/x",
+        "prod/shop/x",
+        "a.b/c+d/(e)",
+        "aXb/cd/(e)",
+        "prod/[/x",
+        "prod/]/y",
+        "prod/shap/z",
+    ]
+    for key in keys:
+        assert bool(re.search(glob_regex(pattern), key)) == fnmatchcase(key, pattern), (pattern, key)

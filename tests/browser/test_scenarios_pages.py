@@ -50,12 +50,14 @@ ENDS: dict[str, Any] = {
     "flagger-waiting-approval": lambda v: v.get("phase") == "WaitingPromotion",
 }
 SCENARIOS = list(ENDS)
+# One app in three namespaces, for the environments page (its rollouts' own pages are those of a canary).
+ENVIRONMENTS = {env: f"{CLUSTER}/bookstore-{env}/bookstore" for env in ("dev", "staging", "prod")}
 
 
 @pytest.fixture(scope="module")
 def sims(django_db_setup: Any, django_db_blocker: Any, browser: Any) -> Iterator[World]:
     with world(
-        SCENARIOS,
+        [*SCENARIOS, "environments"],
         django_db_blocker=django_db_blocker,
         browser=browser,
         redis_url=os.environ["REDIS_URL"],
@@ -133,7 +135,9 @@ def _pages_for_axe(sims: World) -> list[str]:
     race = sims.wait_for_view(SCENARIO_KEYS["rerender-race"], ENDS["rerender-race"], timeout=120)
     history = page_path(SCENARIO_KEYS["rerender-race"]) + "history/"
     release = page_path(SCENARIO_KEYS["rerender-race"]) + f"releases/{race['currentPodHash']}/"
-    return ["/", history, release, "/audit/"] + [page_path(SCENARIO_KEYS[s]) for s in SCENARIOS]
+    return ["/", history, release, "/audit/", "/environments/", "/insights/"] + [
+        page_path(SCENARIO_KEYS[s]) for s in SCENARIOS
+    ]
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
@@ -191,3 +195,35 @@ def test_the_suites_scenario_table_names_what_each_scenario_creates() -> None:
             continue
         labels = {obj["label"] for obj in entry["objects"]}
         assert SCENARIO_KEYS[entry["scenario"]].removeprefix(f"{CLUSTER}/") in labels, entry
+
+
+def test_the_environments_page_lines_up_the_demo_app_in_three_environments(sims: World) -> None:
+    sims.wait_for_view(ENVIRONMENTS["staging"], lambda v: v["status"] == "Paused", timeout=120)
+    page = sims.open("viewer", "/environments/", viewport={"width": 1440, "height": 900})
+    try:
+        app = page.locator(".env-app[data-app=bookstore]")
+        # Live: the page follows the fleet socket until dev has finished its yellow release.
+        page.wait_for_function(
+            """() => { const p = document.querySelector(
+                   '.env-app[data-app=bookstore] .env-place[data-env=dev]');
+                 return p && p.querySelector('.env-phase').textContent === 'Healthy'
+                   && p.textContent.includes(':yellow'); }""",
+            timeout=60_000,
+        )
+        assert [p.get_attribute("data-env") for p in app.locator(".env-place").all()] == [
+            "dev",
+            "staging",
+            "prod",
+        ]
+        staging = app.locator(".env-place[data-env=staging]")
+        assert staging.locator(".env-phase").text_content() == "Paused"
+        assert ":green" in (staging.locator("[data-tag=canary]").text_content() or "")
+        assert ":blue" in (app.locator(".env-place[data-env=prod] [data-tag=stable]").text_content() or "")
+        assert_clean(page)
+        shot(page, "environments", docs=True)
+        page.fill("#env-search", ":green")
+        page.click("#env-search-form button[type=submit]")
+        page.wait_for_selector(".env-place.match[data-env=staging]")
+        assert "bookstore staging" in (page.locator("#env-found").text_content() or "")
+    finally:
+        page.context.close()

@@ -50,13 +50,16 @@ SCENARIO_KEYS = {
     "flagger-waiting-approval": "sim/test/backend",
     "istio-weight-fight": "sim/bookinfo/reviews",
     "istio-header-route": "sim/mesh-istio/ratings",
+    "alb-canary": "sim/aws-edge/catalog-api",
     "nginx-canary": "sim/edge/storefront",
     "gateway-api-canary": "sim/gateway-demo/payments",
     "smi-canary": "sim/mesh-smi/ledger",
     "traffic-ahead-of-capacity": "sim/capacity/quotes",
     "hpa-workload-ref-conflict": "sim/autoscale-ref/api",
     "hpa-sync-conflict": "sim/autoscale-sync/cart",
+    "hpa-at-max-during-analysis": "sim/autoscale-max/orders",
     "fleet": "sim/fleet-00/",  # a prefix: the generated rollouts' names are not fixed
+    "environments": "sim/bookstore-dev/bookstore",  # and bookstore-staging, bookstore-prod
 }
 
 

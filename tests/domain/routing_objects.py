@@ -1,6 +1,7 @@
 """Hand-written routing objects in the shapes Argo Rollouts' traffic routers read and write (not a test
 module): an Istio VirtualService with host-level and subset-level routes, a DestinationRule, the NGINX
-canary Ingress, a Gateway API HTTPRoute and an SMI TrafficSplit, each with ``managedFields``."""
+canary Ingress, an ALB-annotated Ingress, a Gateway API HTTPRoute and an SMI TrafficSplit, each with
+``managedFields``."""
 
 from __future__ import annotations
 
@@ -114,5 +115,65 @@ MIRROR_ROUTE = {
     "mirror": {"host": "checkout-canary"},
     "mirrorPercentage": {"value": 35.0},
 }
+
+ALB_KEY = "alb.ingress.kubernetes.io/actions.checkout-root"
+ALB_FIELDS = {"f:metadata": {"f:annotations": {f"f:{ALB_KEY}": {}}}}
+
+
+def alb_rollout() -> dict[str, Any]:
+    """``istio_rollout`` routed by ALB instead: the Ingress checkout-ingress, root Service checkout-root."""
+    rollout = istio_rollout()
+    rollout["spec"]["strategy"]["canary"]["trafficRouting"] = {
+        "alb": {"ingress": "checkout-ingress", "rootService": "checkout-root", "servicePort": 80}
+    }
+    return rollout
+
+
+def alb_ingress(
+    canary: int, *, writes: list[dict[str, Any]] | None = None, **annotations: str
+) -> dict[str, Any]:
+    """The Ingress as argo-rollouts' ALB router leaves it (its forward action, byte for byte)."""
+    action = (
+        '{"Type":"forward","ForwardConfig":{"TargetGroups":['
+        f'{{"ServiceName":"checkout-canary","ServicePort":"80","Weight":{canary}}},'
+        f'{{"ServiceName":"checkout-stable","ServicePort":"80","Weight":{100 - canary}}}]}}}}'
+    )
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {
+            "name": "checkout-ingress",
+            "namespace": "shop",
+            "uid": "ing-uid",
+            "resourceVersion": str(canary + 1),
+            "annotations": {
+                ALB_KEY: action,
+                "rollouts.argoproj.io/managed-alb-annotations": f'{{"checkout":["{ALB_KEY}"]}}',
+                **annotations,
+            },
+            "managedFields": writes
+            if writes is not None
+            else managed(("rollouts-controller", 10, ALB_FIELDS)),
+        },
+        "spec": {
+            "ingressClassName": "alb",
+            "rules": [
+                {
+                    "http": {
+                        "paths": [
+                            {
+                                "path": "/",
+                                "pathType": "Prefix",
+                                "backend": {
+                                    "service": {"name": "checkout-root", "port": {"name": "use-annotation"}}
+                                },
+                            }
+                        ]
+                    }
+                }
+            ],
+        },
+    }
+
 
 __all__ = ["T0"]

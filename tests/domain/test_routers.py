@@ -6,9 +6,12 @@ from __future__ import annotations
 from dashboard.domain.routers import canary_ingress_name, read_router, router_refs
 from tests.domain.findings.builders import at
 from tests.domain.routing_objects import (
+    ALB_KEY,
     HEADER_ROUTE,
     HTTP_FIELDS,
     MIRROR_ROUTE,
+    alb_ingress,
+    alb_rollout,
     istio_rollout,
     managed,
     virtual_service,
@@ -156,3 +159,68 @@ def test_gateway_api_and_smi_weights_come_from_their_backends() -> None:
         10,
         90,
     )
+
+
+def test_alb_weights_come_from_the_target_groups_of_the_root_services_action() -> None:
+    rollout = alb_rollout()
+    assert router_refs(rollout) == (("Ingress", "shop", "checkout-ingress"),)
+    reading = read_router(rollout, [alb_ingress(30)])
+    assert reading is not None
+    assert (reading.kind, reading.name, reading.canary_weight, reading.stable_weight) == (
+        "Ingress",
+        "checkout-ingress",
+        30,
+        70,
+    )
+    assert reading.last_writer is not None and reading.last_writer.manager == "rollouts-controller"
+    assert reading.weight_path == f'.metadata.annotations["{ALB_KEY}"]'
+
+
+def test_alb_reads_under_its_prefix_and_names_managed_header_routes_and_bad_annotations() -> None:
+    rollout = alb_rollout()
+    canary = rollout["spec"]["strategy"]["canary"]
+    canary["trafficRouting"]["alb"].update(annotationPrefix="custom.alb", ingresses=["checkout-ingress"])
+    canary["trafficRouting"]["managedRoutes"] = [{"name": "beta-users"}]
+    ingress = alb_ingress(10)
+    annotations = ingress["metadata"]["annotations"]
+    annotations["custom.alb/actions.checkout-root"] = annotations.pop(ALB_KEY)
+    annotations["custom.alb/conditions.beta-users"] = "[]"
+    reading = read_router(rollout, [ingress])
+    assert reading is not None
+    assert (reading.canary_weight, reading.header_routes) == (10, ("beta-users",))
+    annotations["custom.alb/actions.checkout-root"] = "{not json"
+    reading = read_router(rollout, [ingress])
+    assert reading is not None and reading.canary_weight is None
+    assert reading.problem == "custom.alb/actions.checkout-root is not JSON"
+    del annotations["custom.alb/actions.checkout-root"]
+    reading = read_router(rollout, [ingress])
+    assert reading is not None and reading.problem == "no custom.alb/actions.checkout-root annotation"
+
+
+def test_nginx_stable_ingresses_replace_the_single_stable_ingress() -> None:
+    rollout = istio_rollout()
+    rollout["spec"]["strategy"]["canary"]["trafficRouting"] = {
+        "nginx": {"stableIngress": "a", "stableIngresses": ["b", "c"]}
+    }
+    assert [name for _, _, name in router_refs(rollout)] == ["checkout-b-canary", "checkout-c-canary"]
+
+
+def test_a_reading_names_the_router_that_writes_it_so_an_alb_ingress_is_not_taken_for_nginx() -> None:
+    alb = read_router(alb_rollout(), [alb_ingress(30)])
+    istio = read_router(istio_rollout(), [virtual_service(20)])
+    assert alb is not None and istio is not None
+    assert (alb.to_dict()["via"], istio.to_dict()["via"]) == ("ALB", "Istio")
+
+
+def test_alb_with_ping_pong_reads_the_ping_and_pong_target_groups_as_upstream_names_them() -> None:
+    rollout = alb_rollout()
+    rollout["spec"]["strategy"]["canary"]["pingPong"] = {
+        "pingService": "checkout-stable",
+        "pongService": "checkout-canary",
+    }
+    rollout["status"]["canary"]["stablePingPong"] = "pong"  # pong serves stable: ping is the canary
+    reading = read_router(rollout, [alb_ingress(30)])
+    assert reading is not None and (reading.canary_weight, reading.stable_weight) == (70, 30)
+    rollout["status"]["canary"]["stablePingPong"] = "ping"
+    reading = read_router(rollout, [alb_ingress(30)])
+    assert reading is not None and (reading.canary_weight, reading.stable_weight) == (30, 70)

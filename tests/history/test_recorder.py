@@ -137,3 +137,19 @@ def test_the_recorder_thread_writes_batches_and_flushes() -> None:
         assert Release.objects.get(pod_hash="bbb").steps_reached == 1
     finally:
         recorder.stop()
+
+
+@pytest.mark.django_db
+def test_a_release_records_the_rollouts_labels_for_insights() -> None:
+    play([view(labels={"team": "payments"}), canary(1, labels={"team": "payments", "tier": "1"})])
+    assert Release.objects.get(pod_hash="bbb").labels == {"team": "payments", "tier": "1"}
+
+
+@pytest.mark.django_db
+def test_going_back_to_an_earlier_release_marks_the_one_it_left_as_rolled_back() -> None:
+    promoted = canary(4, stableRS="bbb", status="Healthy")
+    play([view(), canary(1), promoted, view(), canary(1, currentPodHash="ccc")])
+    back = Release.objects.get(pod_hash="bbb")
+    assert back.rolled_back_at == T0 + timedelta(seconds=3)
+    assert Release.objects.get(pod_hash="aaa").rolled_back_at is None
+    assert Release.objects.get(pod_hash="ccc").rolled_back_at is None  # a new release is no rollback

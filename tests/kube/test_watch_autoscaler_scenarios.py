@@ -29,3 +29,16 @@ async def test_hpa_sync_conflict_names_the_hpa_and_argo_cd_as_writers() -> None:
     finding = next(f for f in view["findings"] if f["code"] == "autoscaler-sync-conflict")
     assert {"argocd-controller", "kube-controller-manager"} <= set(finding["evidence"]["writers"])
     assert view["autoscaler"]["targetKind"] == "Rollout" and view["autoscaler"]["maxReplicas"] is not None
+
+
+async def test_hpa_at_max_during_analysis_names_the_hpa_and_the_running_analysis() -> None:
+    view = await _watch_until(
+        "hpa-at-max-during-analysis",
+        "sim/autoscale-max/orders",
+        lambda v: "autoscaler-at-max-during-analysis" in _codes(v),
+        speed=8,
+    )
+    assert view["autoscaler"]["atMax"] is True and view["autoscaler"]["maxReplicas"] == 4
+    finding = next(f for f in view["findings"] if f["code"] == "autoscaler-at-max-during-analysis")
+    assert finding["evidence"]["maxReplicas"] == 4
+    assert finding["evidence"]["analysisRun"].startswith("orders-")

@@ -120,3 +120,17 @@ async def test_istio_header_route_shows_subset_weights_and_the_managed_routes_by
     assert (router["canaryWeight"], router["stableWeight"]) == (10, 90)
     assert router["headerRoutes"] == ["canary-header"] and router["mirrorRoutes"] == ["mirror-gets"]
     assert not {"router-weight-drift", "weight-fight"} & _codes(view)
+
+
+async def test_alb_canary_reads_the_weights_from_the_ingress_forward_action() -> None:
+    view = await _watch_until(
+        "alb-canary",
+        "sim/aws-edge/catalog-api",
+        lambda v: (v.get("router") or {}).get("canaryWeight") == 50 and v.get("status") == "Paused",
+        speed=8,
+    )
+    router = view["router"]
+    assert (router["kind"], router["name"]) == ("Ingress", "catalog-api-ingress")
+    assert (router["canaryWeight"], router["stableWeight"]) == (50, 50)
+    assert router["lastWriter"] == "rollouts-controller"
+    assert not {"router-weight-drift", "weight-fight"} & _codes(view)

@@ -138,15 +138,20 @@ async def test_self_heal_resetting_the_virtual_service_is_a_weight_fight_then_dr
 
 
 class FakeApi:
-    """Lists ``rollouts`` (and nothing else), 404 for the Istio CRDs unless ``istio``; silent watches."""
+    """Lists ``rollouts`` (and nothing else), 404 for the Istio CRDs unless ``istio`` and for every API
+    group in ``missing``; silent watches."""
 
-    def __init__(self, rollouts: list[dict[str, Any]], *, istio: bool = True) -> None:
-        self.rollouts, self.istio = rollouts, istio
+    def __init__(
+        self, rollouts: list[dict[str, Any]], *, istio: bool = True, missing: tuple[str, ...] = ()
+    ) -> None:
+        self.rollouts, self.istio, self.missing = rollouts, istio, missing
         self.calls: list[str] = []
 
     async def get(self, path: str, params: Mapping[str, str], timeouts: Any) -> dict[str, Any]:
         self.calls.append(path)
         if path.startswith("/apis/networking.istio.io/") and not self.istio:
+            raise ApiError(404, "Not Found")
+        if any(path.startswith(f"/apis/{group}/") for group in self.missing):
             raise ApiError(404, "Not Found")
         items = self.rollouts if path == "/apis/argoproj.io/v1alpha1/rollouts" else []
         return {"items": items, "metadata": {"resourceVersion": "1"}}
@@ -202,3 +207,49 @@ async def test_the_watch_stops_and_its_objects_go_when_the_last_rollout_naming_i
         assert watcher._scoped == {} and watcher.cache.objects["VirtualService"] == {}
 
     await _calls_while_running(FakeApi([istio_rollout()]), remove)
+
+
+def _routed(name: str, namespace: str, routing: dict[str, Any]) -> dict[str, Any]:
+    rollout = istio_rollout()
+    rollout["metadata"].update(name=name, namespace=namespace, uid=f"{namespace}-{name}")
+    rollout["spec"]["strategy"]["canary"]["trafficRouting"] = routing
+    return rollout
+
+
+ALL_ROUTERS = {
+    "smi": {},
+    "plugins": {"argoproj-labs/gatewayAPI": {"httpRoute": "checkout"}},
+    "istio": {"virtualService": {"name": "checkout"}},
+}
+OPTIONAL_GROUPS = ("networking.istio.io", "gateway.networking.k8s.io", "split.smi-spec.io", "autoscaling")
+
+
+async def test_without_rollouts_no_routing_object_or_autoscaler_is_ever_asked_for() -> None:
+    calls = await _calls_while_running(FakeApi([]))
+    assert not [c for c in calls if c.endswith((*ROUTING_PATHS, "/horizontalpodautoscalers"))]
+
+
+async def test_autoscalers_and_ingresses_are_read_only_where_rollouts_need_them() -> None:
+    rollouts = [
+        _routed("web", "shop", {"alb": {"ingress": "web", "servicePort": 80}}),
+        _routed("api", "backend", {}),  # no trafficRouting: its HPAs only
+    ]
+    del rollouts[1]["spec"]["strategy"]["canary"]["trafficRouting"]
+    calls = await _calls_while_running(FakeApi(rollouts))
+    assert sorted({c for c in calls if c.endswith(("/ingresses", "/horizontalpodautoscalers"))}) == [
+        "/apis/autoscaling/v2/namespaces/backend/horizontalpodautoscalers",
+        "/apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers",
+        "/apis/networking.k8s.io/v1/namespaces/shop/ingresses",
+    ]
+
+
+async def test_a_cluster_without_istio_gateway_api_smi_or_hpas_is_asked_for_each_once() -> None:
+    rollouts = [_routed("checkout", "shop", ALL_ROUTERS)]
+    calls = await _calls_while_running(FakeApi(rollouts, missing=OPTIONAL_GROUPS))
+    asked = [c for c in calls if c.startswith(tuple(f"/apis/{g}/" for g in OPTIONAL_GROUPS))]
+    assert sorted(asked) == [
+        "/apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers",
+        "/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes",
+        "/apis/networking.istio.io/v1beta1/namespaces/shop/virtualservices",
+        "/apis/split.smi-spec.io/v1alpha3/namespaces/shop/trafficsplits",
+    ]

@@ -315,3 +315,54 @@ def test_the_smi_router_refuses_a_traffic_split_it_does_not_own() -> None:
     with pytest.raises(RouterError, match="Rollout does not own TrafficSplit `split`"):
         routers.set_weight(ro, 10, "new", "old")
     assert referenced(ro, TRAFFIC_SPLITS) == [("demo", "split")]
+
+
+def _alb_rollout(store: Store, alb: Obj) -> Obj:
+    ro = _rollout({})
+    ro["spec"]["strategy"]["canary"]["trafficRouting"] = {"alb": alb}
+    ro["spec"]["strategy"]["canary"]["steps"] = []
+    created: Obj = store.create("argoproj.io/rollouts", ro, manager="test")
+    return created
+
+
+def test_the_alb_router_writes_the_action_of_the_root_service_on_every_ingress_it_names() -> None:
+    routers, store = _routers()
+    _stable_ingress(store, "web")
+    _stable_ingress(store, "web-internal", **{"custom.alb/actions.web-stable": "{}"})
+    ro = _alb_rollout(
+        store,
+        {
+            "ingresses": ["web", "web-internal"],
+            "servicePort": 443,
+            "annotationPrefix": "custom.alb",
+            "stickinessConfig": {"enabled": True, "durationSeconds": 300},
+        },
+    )
+    routers.set_weight(ro, 10, "new", "old")
+    # upstream's alb_test.go: the canary's target group first, Go's encoding/json, no spaces
+    action = (
+        '{"Type":"forward","ForwardConfig":{"TargetGroups":['
+        '{"ServiceName":"web-canary","ServicePort":"443","Weight":10},'
+        '{"ServiceName":"web-stable","ServicePort":"443","Weight":90}],'
+        '"TargetGroupStickinessConfig":{"Enabled":true,"DurationSeconds":300}}}'
+    )
+    for name in ("web", "web-internal"):
+        annotations = store.get(INGRESSES, "demo", name)["metadata"]["annotations"]
+        assert annotations == {
+            "custom.alb/actions.web-stable": action,
+            "rollouts.argoproj.io/managed-alb-annotations": '{"web":["custom.alb/actions.web-stable"]}',
+        }
+    assert referenced(ro, INGRESSES) == [("demo", "web"), ("demo", "web-internal")]
+    version = store.get(INGRESSES, "demo", "web")["metadata"]["resourceVersion"]
+    routers.set_weight(ro, 10, "new", "old")
+    assert store.get(INGRESSES, "demo", "web")["metadata"]["resourceVersion"] == version
+
+
+def test_the_alb_router_fails_without_the_ingress_or_its_service_rule() -> None:
+    routers, store = _routers()
+    ro = _alb_rollout(store, {"ingress": "web", "servicePort": 80, "rootService": "web-root"})
+    with pytest.raises(RouterError, match=r'ingress\.networking\.k8s\.io "web" not found'):
+        routers.set_weight(ro, 10, "new", "old")
+    _stable_ingress(store, "web")
+    with pytest.raises(RouterError, match="ingress does not have service `web-root` in rules"):
+        routers.set_weight(ro, 10, "new", "old")

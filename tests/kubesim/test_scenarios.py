@@ -32,6 +32,7 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "flagger-canary",
         "flagger-failed",
         "flagger-waiting-approval",
+        "alb-canary",
         "istio-header-route",
         "traffic-ahead-of-capacity",
         "smi-canary",
@@ -40,6 +41,8 @@ def test_every_builtin_scenario_documents_an_end_state() -> None:
         "istio-weight-fight",
         "hpa-workload-ref-conflict",
         "hpa-sync-conflict",
+        "hpa-at-max-during-analysis",
+        "environments",
     ]
     for _, description in list_scenarios():
         assert "Ends" in description or "Cycles" in description
@@ -131,6 +134,45 @@ def test_rerender_race_changes_the_hash_and_resets_the_step() -> None:
     app = store.get("argoproj.io/applications", "argocd", "frontend")
     deployed = app["status"]["history"]
     assert len(deployed) == 3 and deployed[1]["revision"] != deployed[2]["revision"]
+
+
+def test_environments_runs_one_app_in_three_namespaces_each_at_its_own_release() -> None:
+    sim, store, _ = start("environments")
+    sim.advance(120)
+    seen = {}
+    for env in ("dev", "staging", "prod"):
+        ro = rollout(store, f"bookstore-{env}", "bookstore")
+        assert ro["metadata"]["labels"]["app.kubernetes.io/name"] == "bookstore"
+        image = ro["spec"]["template"]["spec"]["containers"][0]["image"]
+        seen[env] = (ro["status"]["phase"], ro["status"].get("currentStepIndex"), image.rsplit(":", 1)[1])
+    assert seen == {
+        "dev": ("Healthy", 2, "yellow"),
+        "staging": ("Paused", 1, "green"),
+        "prod": ("Healthy", 4, "blue"),
+    }
+
+
+def test_a_scenario_event_may_name_the_namespace_of_a_rollout_name_used_twice(tmp_path: Path) -> None:
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "name: twice\ndescription: Ends Healthy.\nrollouts:\n"
+        + "".join(
+            f"  - {{name: web, namespace: {ns}, image: 'a:1',"
+            " strategy: {canary: {steps: [{setWeight: 50}]}}}\n"
+            for ns in ("web-dev", "web-prod")
+        )
+        + "events:\n  - {at: 1, set_image: {rollout: web, namespace: web-dev, image: 'a:2'}}\n"
+    )
+    sim, store, _ = start(str(path))
+    sim.advance(30)
+    images = {
+        ns: rollout(store, ns, "web")["spec"]["template"]["spec"]["containers"][0]["image"]
+        for ns in ("web-dev", "web-prod")
+    }
+    assert images == {"web-dev": "a:2", "web-prod": "a:1"}
+    path.write_text(path.read_text().replace("web-dev, image: 'a:2'", "web-qa, image: 'a:2'"))
+    with pytest.raises(ScenarioError, match="no rollout 'web' in namespace 'web-qa'"):
+        load_scenario(str(path))
 
 
 def test_paused_reads_degraded_ends_suspended_with_a_running_sync() -> None:
@@ -303,6 +345,55 @@ def test_traffic_ahead_of_capacity_sends_sixty_percent_to_one_canary_pod() -> No
     assert sizes == {st["currentPodHash"]: (1, 1), st["stableRS"]: (10, 10)}
     ing = store.get("networking.k8s.io/ingresses", "capacity", "quotes-quotes-canary")
     assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/canary-weight"] == "60"
+
+
+ALB_ACTION = (
+    '{"Type":"forward","ForwardConfig":{"TargetGroups":['
+    '{"ServiceName":"catalog-api-canary","ServicePort":"80","Weight":%d},'
+    '{"ServiceName":"catalog-api-stable","ServicePort":"80","Weight":%d}]}}'
+)
+
+
+def test_alb_canary_writes_the_forward_action_annotation_with_the_step_weights() -> None:
+    sim, store, _ = start("alb-canary")
+    key = "alb.ingress.kubernetes.io/actions.catalog-api-root"
+    actions: list[str] = []
+
+    def watch(_: str, resource: str, obj: dict) -> None:
+        if resource == "networking.k8s.io/ingresses" and key in obj["metadata"].get("annotations", {}):
+            actions.append(obj["metadata"]["annotations"][key])
+
+    store.subscribe(watch)
+    sim.advance(90)
+    assert actions == [ALB_ACTION % (0, 100), ALB_ACTION % (20, 80), ALB_ACTION % (50, 50)]
+    st = rollout(store, "aws-edge", "catalog-api")["status"]
+    assert (st["phase"], st["currentStepIndex"]) == ("Paused", 3)
+    ing = store.get("networking.k8s.io/ingresses", "aws-edge", "catalog-api-ingress")
+    annotations = ing["metadata"]["annotations"]
+    assert annotations["rollouts.argoproj.io/managed-alb-annotations"] == f'{{"catalog-api":["{key}"]}}'
+    assert annotations["alb.ingress.kubernetes.io/scheme"] == "internet-facing"  # others' are kept
+    mine = next(e for e in ing["metadata"]["managedFields"] if e["manager"] == "rollouts-controller")
+    assert set(mine["fieldsV1"]) == {"f:metadata"}  # the router patches annotations only
+    reasons = [e["reason"] for e in store.list("events", "aws-edge")[0]]
+    assert reasons.count("PatchingALBIngress") == 3
+
+
+def test_hpa_at_max_during_analysis_pins_the_hpa_while_the_background_run_measures() -> None:
+    sim, store, _ = start("hpa-at-max-during-analysis")
+    sim.advance(120)
+    ro = rollout(store, "autoscale-max", "orders")
+    assert (ro["status"]["phase"], ro["status"]["currentStepIndex"], ro["spec"]["replicas"]) == (
+        "Paused",
+        1,
+        4,
+    )
+    [run] = runs(store, "autoscale-max")
+    assert run["status"]["phase"] == "Running"
+    assert ro["status"]["canary"]["currentBackgroundAnalysisRunStatus"]["name"] == run["metadata"]["name"]
+    hpa = store.get("autoscaling/horizontalpodautoscalers", "autoscale-max", "orders")
+    assert (hpa["status"]["desiredReplicas"], hpa["spec"]["maxReplicas"]) == (4, 4)
+    limited = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingLimited")
+    assert (limited["status"], limited["reason"]) == ("True", "TooManyReplicas")
 
 
 def test_an_hpa_on_the_workload_ref_deployment_is_disabled_once_the_rollout_takes_over() -> None:

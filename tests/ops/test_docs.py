@@ -41,7 +41,7 @@ def test_every_deploy_path_and_screenshot_is_referenced_correctly() -> None:
     for path in set(re.findall(r"`(deploy/[a-z/-]+)`", OPERATOR)):
         assert (ROOT / path).exists(), path
     shots = set(re.findall(r"\(screenshots/([a-z]+\.png)\)", USER))
-    assert shots == {"fleet.png", "rollout.png", "history.png"}
+    assert shots == {"fleet.png", "rollout.png", "history.png", "insights.png", "environments.png"}
 
 
 def test_every_screenshot_a_guide_shows_is_in_the_repository() -> None:

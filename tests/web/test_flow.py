@@ -5,7 +5,14 @@ from typing import Any
 
 from dashboard.domain import build_rollout_view
 from dashboard.web.flow import NOT_OBSERVED, build_flow, hash_change, orphans, pause_ends_at
-from tests.domain.routing_objects import HEADER_ROUTE, MIRROR_ROUTE, istio_rollout, virtual_service
+from tests.domain.routing_objects import (
+    HEADER_ROUTE,
+    HTTP_FIELDS,
+    MIRROR_ROUTE,
+    istio_rollout,
+    managed,
+    virtual_service,
+)
 from tests.web import samples
 
 NOW = datetime(2026, 11, 29, 10, 14, tzinfo=UTC)
@@ -193,7 +200,7 @@ def test_the_users_node_shows_the_routers_weights_routes_and_source() -> None:
     view = build_rollout_view(istio_rollout(), routers=[vs], now=NOW).to_dict()
     users = _nodes(build_flow(view, NOW))["users"]
     texts = [line["full"] for line in users["lines"]]
-    assert "weights from VirtualService checkout-vsvc" in texts
+    assert "weights from VirtualService checkout-vsvc (Istio)" in texts
     assert "router: canary 20 / stable 80" in texts
     assert "header route: header-route" in texts and "mirror route: mirror-route" in texts
     assert "written by rollouts-controller" in texts
@@ -204,3 +211,14 @@ def test_without_a_routing_object_the_users_node_is_as_before() -> None:
     users = _nodes(build_flow(samples.rerender_race(), NOW))["users"]
     assert not any("router" in str(line.get("full")) for line in users["lines"])
     assert "router" not in users
+
+
+def test_the_routing_objects_kind_name_and_writer_are_never_broken_mid_word() -> None:
+    vs = virtual_service(20, writes=managed(("kube-controller-manager-with-a-long-name", 10, HTTP_FIELDS)))
+    view = build_rollout_view(istio_rollout(), routers=[vs], now=NOW).to_dict()
+    users = _nodes(build_flow(view, NOW))["users"]
+    texts = [line["text"] for line in users["lines"]]
+    assert "VirtualService" in texts and "checkout-vsvc" in texts and "router 20 / 80" in texts
+    assert "kube-controller-manager-with-a-long-name" in texts  # whole: the browser elides it, with a tooltip
+    assert not any(t in ("VirtualServ", "ice", "80") for t in texts)
+    assert users["w"] >= 160

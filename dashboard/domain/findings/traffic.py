@@ -93,7 +93,8 @@ def _ownership_fix(router: RouterReading | None) -> str:
         "the rollout controller own it, or keep it in the repository and have the sync ignore the weight "
         f"the controller writes: ignoreDifferences: [{{group: {_API_GROUPS.get(router.kind, '')}, "
         f"kind: {router.kind}, name: {router.name}, jqPathExpressions: "
-        f"['{_WEIGHT_PATHS.get(router.kind, '.spec')}']}}] with syncOptions: [RespectIgnoreDifferences=true]."
+        f"['{router.weight_path or _WEIGHT_PATHS.get(router.kind, '.spec')}']}}] with syncOptions: "
+        "[RespectIgnoreDifferences=true]."
     )
 
 

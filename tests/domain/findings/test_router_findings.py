@@ -10,7 +10,16 @@ from typing import Any
 from dashboard.domain.findings import detect_findings
 from dashboard.domain.observations import Observations, RolloutObjects, observe
 from tests.domain.findings.builders import T0
-from tests.domain.routing_objects import HTTP_FIELDS, istio_rollout, managed, virtual_service
+from tests.domain.routing_objects import (
+    ALB_FIELDS,
+    ALB_KEY,
+    HTTP_FIELDS,
+    alb_ingress,
+    alb_rollout,
+    istio_rollout,
+    managed,
+    virtual_service,
+)
 
 
 def _objects(canary: int, writes: list[dict[str, Any]] | None = None) -> RolloutObjects:
@@ -81,3 +90,32 @@ def test_a_legitimate_step_is_not_a_fight() -> None:
         objects = RolloutObjects(istio_rollout(status), routers=[virtual_service(weight)])
         history = observe(history, None, objects, T0 + timedelta(seconds=10 * i))
     assert _find("weight-fight", objects, 40, history) is None
+
+
+def test_an_alb_action_left_at_another_weight_drifts_and_the_fight_fix_names_its_annotation() -> None:
+    writes = managed(("rollouts-controller", 5, ALB_FIELDS), ("argocd-controller", 10, ALB_FIELDS))
+    objects = RolloutObjects(alb_rollout(), routers=[alb_ingress(0, writes=writes)])
+    assert _find("router-weight-drift", objects, 30) is None
+    finding = _find("router-weight-drift", objects, 100)
+    assert finding is not None
+    evidence = finding.to_dict()["evidence"]
+    assert (evidence["routerWeight"], evidence["routerStableWeight"], evidence["desiredWeight"]) == (
+        0,
+        100,
+        20,
+    )
+    assert evidence["object"] == {"kind": "Ingress", "namespace": "shop", "name": "checkout-ingress"}
+    assert evidence["lastWriter"] == "argocd-controller"
+    assert _find("router-weight-drift", RolloutObjects(alb_rollout(), routers=[alb_ingress(20)]), 600) is None
+
+    history = None
+    for i in range(6):  # Argo CD self-heal restores the repository's annotation; the controller re-applies
+        argocd = i % 2 == 1
+        owner = ("argocd-controller" if argocd else "rollouts-controller", 10 * i, ALB_FIELDS)
+        ingress = alb_ingress(0 if argocd else 20, writes=managed(owner))
+        history = observe(
+            history, None, RolloutObjects(alb_rollout(), routers=[ingress]), T0 + timedelta(seconds=10 * i)
+        )
+    fight = _find("weight-fight", RolloutObjects(alb_rollout(), routers=[ingress]), 55, history)
+    assert fight is not None
+    assert f"jqPathExpressions: ['.metadata.annotations[\"{ALB_KEY}\"]']" in fight.explanation
