@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kubesim import openapi, protobuf, validation
+from kubesim import openapi, podlogs, protobuf, validation
 from kubesim.faults import FaultError, Faults
 from kubesim.kubeconfig import self_signed_certificate, server_ssl_context
 from kubesim.resources import CRD_KEY, RESOURCES, Column, ResourceType, json_path_get, lookup
@@ -530,6 +530,16 @@ class ApiServer:
                         "verbs": sub_verbs,
                     }
                 )
+            if rt.key == "pods":
+                resources.append(
+                    {
+                        "name": "pods/log",
+                        "singularName": "",
+                        "namespaced": True,
+                        "kind": "Pod",
+                        "verbs": ["get"],
+                    }
+                )
         return {
             "kind": "APIResourceList",
             "apiVersion": "v1",
@@ -562,6 +572,10 @@ class ApiServer:
         method = request.method
         rt = target.rt
         dry_run = _dry_run(q.getall("dryRun", []))
+        if rt.key == "pods" and target.subresource == "log" and target.name:
+            if method != "GET":
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self._pod_log(request, target)
         if target.subresource not in (None, "status", "scale") or (target.subresource and not target.name):
             raise NotFound("the server could not find the requested resource")
         if (target.subresource == "status" and not rt.status_subresource) or (
@@ -831,6 +845,50 @@ class ApiServer:
                 raise invalid(rt, str(obj.get("metadata", {}).get("name", "")), errors)
 
         return check, warnings
+
+    async def _pod_log(self, request: web.Request, target: Request) -> web.StreamResponse:
+        """``pods/log`` (kubesim.podlogs): the log at once, or with ``follow`` a chunked stream of it that
+        ends when the pod goes away or the client leaves."""
+        name, namespace = str(target.name), str(target.namespace)
+        options = podlogs.parse_options(name, request.query)
+        pod = self.store.try_get("pods", namespace, name)
+        if pod is None:
+            raise podlogs.not_found(name)
+        container = podlogs.choose_container(pod, options.container)
+        start = podlogs.started_at(pod, container, options)
+        rate = podlogs.error_rate(self.store, pod)
+        now = self.store.now()
+        budget = options.limit_bytes
+        lines = podlogs.first_read(pod, container, start, now, rate, options)
+        text = "".join(podlogs.render(at, line, options.timestamps) for at, line in lines).encode()
+        if budget is not None:
+            text = text[:budget]
+        if not options.follow:
+            return web.Response(body=text, content_type="text/plain", charset="utf-8")
+        response = web.StreamResponse(headers={"Content-Type": "text/plain; charset=utf-8"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        sent = len(text)
+        if text:
+            await response.write(text)
+        while budget is None or sent < budget:
+            await asyncio.sleep(min(0.25, podlogs.LINE_SECONDS / 2))
+            pod = self.store.try_get("pods", namespace, name)
+            if pod is None or pod["metadata"].get("deletionTimestamp"):
+                break
+            later = self.store.now()
+            chunk = "".join(
+                podlogs.render(at, line, options.timestamps)
+                for at, line in podlogs.lines_between(pod, container, start, now, later, rate)
+            ).encode()
+            now = later
+            if budget is not None:
+                chunk = chunk[: budget - sent]
+            if chunk:
+                await response.write(chunk)
+                sent += len(chunk)
+        await response.write_eof()
+        return response
 
     def _check_identity(self, rt: ResourceType, body: Obj, target: Request) -> None:
         if body.get("kind") not in (None, "", rt.kind) or body.get("apiVersion") not in (

@@ -359,6 +359,7 @@ class Simulation:
             apps = {(a.namespace, a.rollout): a for a in scenario.applications}
             for defn in scenario.rollouts:
                 self._register_pods(defn)
+                self.store.log_error_rates[(defn.namespace, defn.name)] = canary_error_rate(scenario, defn)
                 self._create_services(defn)
                 self._create_stable_ingresses(defn)
                 app = apps.get((defn.namespace, defn.name))
@@ -583,6 +584,18 @@ class Simulation:
     def close(self) -> None:
         self._unsubscribe()
         self.flagger.close()
+
+
+def canary_error_rate(scenario: Scenario, defn: RolloutDef) -> float:
+    """How often a canary pod of ``defn`` logs an error (``kubesim.podlogs``): the worst canary error rate
+    its traffic profile reaches, else the worst value of the scenario's error-rate series."""
+    for profile in scenario.traffic:
+        if (profile.namespace, profile.rollout) == (defn.namespace, defn.name):
+            rates = [profile.canary.error_rate]
+            rates += [c.canary["error_rate"] for c in profile.changes if "error_rate" in c.canary]
+            return max(rates)
+    values = [v for name, series in scenario.metrics.items() if "error" in name for v in series.values]
+    return max((v for v in values if 0 <= v <= 1), default=0.0)
 
 
 def _cause(error: BaseException) -> str:

@@ -291,6 +291,9 @@ class Store:
         self._pending: deque[tuple[str, str, Obj, Obj | None]] = deque()
         self._notifying = False
         self.audit: deque[Obj] = deque(maxlen=audit_limit)
+        # The error rate of each rollout's canary pods' logs, by (namespace, rollout): set by a scenario,
+        # read by the pods/log subresource (kubesim.podlogs).
+        self.log_error_rates: dict[tuple[str, str], float] = {}
         for ns in ("default", "kube-system"):
             self.create("namespaces", {"metadata": {"name": ns}})
         wanted = [rt.key for rt in RESOURCES if rt.custom] if crds is None else crds

@@ -42,8 +42,9 @@ class Role(models.Model):
     actions = models.CharField(
         max_length=500,
         validators=[_validate_actions],
-        help_text="Actions, separated by commas or spaces: get (see), promote, promote-full, "
-        "skip-current-step, abort, retry, pause, resume, restart, undo, unwedge — or a glob such as *.",
+        help_text="Actions, separated by commas or spaces: get (see), logs (read pods' logs), promote, "
+        "promote-full, skip-current-step, abort, retry, pause, resume, restart, undo, unwedge "
+        "— or a glob such as *.",
     )
     description = models.CharField(max_length=200, blank=True, default="")
 

@@ -8,9 +8,11 @@ A policy is a list of rules and role bindings::
 
 ``p, <subject>, <resource>, <action>, <object>, <effect>``: the subject is a role (``role:…``), a user name
 or a group name; the resource is ``rollouts`` (or ``*``); the action is one of ``ACTIONS`` (or a glob such
-as ``*``); the object is a glob over ``"{cluster}/{namespace}/{rollout}"`` in which, as in Argo CD, ``*``
-also matches ``/``; the effect is ``allow`` or ``deny``. ``g, <user-or-group-or-role>, role:<name>`` binds
-a subject to a role (roles may include roles). A matching ``deny`` always wins; nothing matching means no.
+as ``*``) — or, as in Argo CD, the resource ``logs`` with the action ``get``, which is the action
+``logs`` (reading pods' logs); the object is a glob over ``"{cluster}/{namespace}/{rollout}"`` in which,
+as in Argo CD, ``*`` also matches ``/``; the effect is ``allow`` or ``deny``.
+``g, <user-or-group-or-role>, role:<name>`` binds a subject to a role (roles may include roles).
+A matching ``deny`` always wins; nothing matching means no.
 
 Subjects are typed (``Subject(kind, name)``) from the identity to the rule, so a user, a group and a role
 can never be mistaken for each other whatever an identity provider sends: a user or SSO group literally
@@ -19,8 +21,8 @@ is a role; ``user:<name>`` and ``group:<name>`` name only a user or only a group
 Argo CD, a user *or* a group of exactly that name (commas and spaces need CSV quoting). Names are matched
 exactly: ``*`` in a subject is the literal name ``*``.
 
-Built-in roles: ``role:viewer`` (get), ``role:operator`` (get and the day-to-day rollout actions) and
-``role:admin`` (everything, including ``unwedge``).
+Built-in roles: ``role:viewer`` (get, logs), ``role:operator`` (get, logs and the day-to-day rollout
+actions) and ``role:admin`` (everything, including ``unwedge``).
 
 Non-goals: Argo CD's other resources (applications, projects …) and its regex matcher mode.
 """
@@ -37,6 +39,8 @@ from fnmatch import fnmatchcase
 GET = "get"
 # A permission, not a rollout action: run an action during a change freeze (with a reason).
 BREAK_GLASS = "break-glass"
+# Reading pods' logs (Argo CD's ``logs, get``): its own permission, never implied by ``get`` alone.
+LOGS = "logs"
 ACTIONS: tuple[str, ...] = (
     "promote",
     "promote-full",
@@ -49,8 +53,9 @@ ACTIONS: tuple[str, ...] = (
     "undo",
     "unwedge",
 )
-ALL_ACTIONS: tuple[str, ...] = (GET, *ACTIONS, BREAK_GLASS)
+ALL_ACTIONS: tuple[str, ...] = (GET, LOGS, *ACTIONS, BREAK_GLASS)
 RESOURCE = "rollouts"
+LOGS_RESOURCE = "logs"  # Argo CD's resource for it: ``p, <subject>, logs, get, <object>, allow``
 # The guard-rail lines (approval, freeze, reason) share the policy file; ``dashboard.guardrails.rules``.
 GUARD_KINDS = ("approval", "freeze", "reason")
 
@@ -59,9 +64,11 @@ USER_PREFIX = "user:"
 GROUP_PREFIX = "group:"
 
 BUILTIN_ROLES: Mapping[str, tuple[str, ...]] = {
-    "viewer": (GET,),
+    # As Argo CD's role:readonly, the viewer may read logs (a custom role may leave them out).
+    "viewer": (GET, LOGS),
     "operator": (
         GET,
+        LOGS,
         "promote",
         "promote-full",
         "skip-current-step",
@@ -203,6 +210,19 @@ def check_action_pattern(pattern: str) -> str:
     return pattern
 
 
+def _action_patterns(resource: str, action: str) -> tuple[str, ...]:
+    """The rule actions a ``p`` line's resource and action mean: ``logs, get`` is the ``logs`` action;
+    under ``*`` a pattern matching ``get`` covers logs too, as Argo CD's ``*, get`` does."""
+    if resource == LOGS_RESOURCE:
+        if not fnmatchcase(GET, action.strip()):
+            raise PolicyError(f"the logs resource has one action, get (got {action!r})")
+        return (LOGS,)
+    pattern = check_action_pattern(action)
+    if resource == "*" and fnmatchcase(GET, pattern) and not fnmatchcase(LOGS, pattern):
+        return (pattern, LOGS)
+    return (pattern,)
+
+
 def parse_policy(text: str, *, source: str = "policy") -> Policy:
     """Parse policy CSV; ``PolicyError`` names the line number and the problem."""
     built = _Builder()
@@ -230,14 +250,16 @@ def _parse_line(fields: list[str], built: _Builder) -> None:
         _, subject, resource, action, obj, *rest = fields
         effect = rest[0].lower() if rest else "allow"
         subjects = parse_subject(subject)
-        if resource not in (RESOURCE, "*"):
-            raise PolicyError(f"unknown resource {resource!r} (this dashboard knows {RESOURCE!r})")
+        if resource not in (RESOURCE, LOGS_RESOURCE, "*"):
+            raise PolicyError(
+                f"unknown resource {resource!r} (this dashboard knows {RESOURCE!r} and {LOGS_RESOURCE!r})"
+            )
         if effect not in ("allow", "deny"):
             raise PolicyError(f"the effect must be 'allow' or 'deny', got {effect!r}")
         if not obj:
             raise PolicyError("the object is empty (use */*/* or cluster/namespace/name globs)")
-        pattern = check_action_pattern(action)
-        built.rules.extend(Rule(who, pattern, obj, effect == "allow") for who in subjects)
+        patterns = _action_patterns(resource, action)
+        built.rules.extend(Rule(who, p, obj, effect == "allow") for who in subjects for p in patterns)
     elif kind == "g":
         if len(fields) != 3:
             raise PolicyError(f"a 'g' line has 3 fields (g, user-or-group, role:name), got {len(fields)}")

@@ -96,6 +96,15 @@ def attempt_refused(user: Any, action: str, key: str, detail: str) -> AuditEntry
     return _row(user, action, key, outcome=Outcome.DENIED, detail=detail)
 
 
+def logs_session(user: Any, key: str, *, allowed: bool, params: dict[str, Any], detail: str) -> AuditEntry:
+    """Audit one pod-logs session (who read which pod's logs, or was refused): one final row, since
+    reading changes nothing in the cluster."""
+    from dashboard.access.policy import LOGS
+
+    outcome = Outcome.DONE if allowed else Outcome.DENIED
+    return _row(user, LOGS, key, outcome=outcome, params=params, detail=detail[:2000])
+
+
 def _clean_seen(action: str, seen: Any) -> dict[str, Any] | str:
     """What the user saw, or the reason it cannot be used to detect a stale click (plans.SEEN_REQUIRED)."""
     needed = plans.SEEN_REQUIRED[action]
@@ -139,7 +148,11 @@ def _clean_params(action: str, params: Any) -> dict[str, Any] | str:
 
 def rate_limited(user: Any) -> bool:
     window = timezone.now() - timedelta(seconds=settings.ACTIONS_RATE_WINDOW_SECONDS)
-    recent = AuditEntry.objects.filter(actor=user.username, attempt__isnull=True, at__gte=window).count()
+    recent = (
+        AuditEntry.objects.filter(actor=user.username, attempt__isnull=True, at__gte=window)
+        .exclude(action="logs")  # reading logs is audited but is not an action on the rollout
+        .count()
+    )
     return recent >= settings.ACTIONS_RATE_LIMIT
 
 

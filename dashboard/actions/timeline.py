@@ -44,7 +44,11 @@ def audit_events(
 ) -> list[dict[str, Any]]:
     """``since`` / ``until`` bound the attempts' time (a release's window on its timeline page)."""
     cluster, namespace, name = key.split("/")
-    rows = AuditEntry.objects.attempts().filter(cluster=cluster, namespace=namespace, rollout=name)
+    rows = (
+        AuditEntry.objects.attempts()
+        .filter(cluster=cluster, namespace=namespace, rollout=name)
+        .exclude(action="logs")  # reading pods' logs is audited, but it is not something done to the rollout
+    )
     if since is not None:
         rows = rows.filter(at__gte=since)
     if until is not None:

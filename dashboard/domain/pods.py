@@ -42,6 +42,7 @@ class PodView:
     restarts: int
     created_at: datetime | None
     age: str
+    containers: tuple[str, ...] = ()  # the names of its containers (what a logs request may name)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class PodView:
             "restarts": self.restarts,
             "createdAt": rfc3339(self.created_at),
             "age": self.age,
+            "containers": list(self.containers),
         }
 
 
@@ -136,4 +138,7 @@ def pod_view(pod: Mapping[str, Any], now: datetime) -> PodView:
         restarts=restarts,
         created_at=created,
         age=age(created, now),
+        containers=tuple(
+            as_str(c.get("name")) for c in maps(dig_list(pod, "spec", "containers")) if as_str(c.get("name"))
+        ),
     )

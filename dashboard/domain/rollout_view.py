@@ -12,7 +12,7 @@ Non-goals: findings (diagnostics fill them later), I/O, rendering (see ``render_
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -305,7 +305,7 @@ def build_rollout_view(
     replicas = opt_int(spec.get("replicas"))
     created = parse_time(meta.get("creationTimestamp"))
     return RolloutView(
-        events=event_rows(rollout, events),
+        events=event_rows(rollout, events, _children(replica_sets, analysis_runs)),
         router=_router(rollout, routers),
         autoscaler=_autoscaler(rollout, autoscalers),
         cluster=cluster,
@@ -416,6 +416,19 @@ def rollout_views(
             )
         )
     return views
+
+
+def _children(replica_sets: Sequence[Any], analysis_runs: Sequence[Any]) -> dict[str, tuple[str, str]]:
+    """The rollout's ReplicaSets, their pods and its AnalysisRuns by uid: whose Events the view shows."""
+    found: dict[str, tuple[str, str]] = {}
+    for rs in replica_sets:
+        found[rs.uid] = ("ReplicaSet", rs.name)
+        for pod in rs.pods:
+            found[pod.uid] = ("Pod", pod.name)
+    for run in analysis_runs:
+        found[run.uid] = ("AnalysisRun", run.name)
+    found.pop("", None)
+    return found
 
 
 def _router(rollout: Mapping[str, Any], routers: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -296,6 +296,7 @@ def _analysis(emit: _Emitter, prev: View, cur: View) -> None:
                 failed=counts[1],
                 inconclusive=counts[2],
                 error=counts[3],
+                metrics=_latest_measurements(run),
             )
         old_status = _str(old.get("status")) if old is not None else None
         if status in TERMINAL_ANALYSIS and old_status not in TERMINAL_ANALYSIS:
@@ -324,6 +325,8 @@ def _kube_events(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
             type=_str(event.get("type")) or "Normal",
             reason=reason,
             occurredAt=event.get("at"),
+            object=event.get("object") or {"kind": "Rollout", "name": cur.get("name")},
+            source=event.get("source") or None,
         )
 
 
@@ -342,6 +345,8 @@ def _findings(emit: _Emitter, prev: View, cur: View, pod_hash: str) -> None:
                 code=code,
                 subject=subject or None,
                 severity=finding.get("severity"),
+                explanation=finding.get("explanation"),
+                evidence=finding.get("evidence"),
             )
     for (code, subject), finding in before.items():
         if (code, subject) not in now:
@@ -385,6 +390,27 @@ def _analysis_runs(view: View) -> dict[tuple[str, str], Mapping[str, Any]]:
             if isinstance(run, Mapping) and _str(run.get("name")):
                 runs[(pod_hash or "", str(run["name"]))] = run
     return runs
+
+
+def _latest_measurements(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per metric, the newest measurement's value and phase beside the conditions it was judged by: what a
+    post-mortem quotes ("0.2 against result[0] < 0.05: Failed")."""
+    found = []
+    for metric in _list(run.get("metrics")):
+        if not isinstance(metric, Mapping):
+            continue
+        measured = [m for m in _list(metric.get("measurements")) if isinstance(m, Mapping)]
+        last = measured[-1] if measured else {}
+        found.append(
+            {
+                "metric": metric.get("name"),
+                "value": last.get("value"),
+                "phase": last.get("phase"),
+                "successCondition": metric.get("successCondition") or None,
+                "failureCondition": metric.get("failureCondition") or None,
+            }
+        )
+    return found
 
 
 def _measurements(run: Mapping[str, Any]) -> tuple[int, int, int, int] | None:

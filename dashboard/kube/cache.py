@@ -41,6 +41,8 @@ APPLICATION = "Application"
 CANARY = "Canary"
 EVENT = "Event"
 ROLLOUT_EVENT = "RolloutEvent"  # the Events about Rollouts (their own watch: involvedObject.kind=Rollout)
+# The Events about a Rollout's children, one watch per involvedObject.kind, found by involvedObject.uid.
+CHILD_EVENT_KINDS = {"ReplicaSetEvent": "ReplicaSet", "PodEvent": "Pod", "AnalysisRunEvent": "AnalysisRun"}
 DEPLOYMENT = "Deployment"
 HTTP_ROUTE = "HTTPRoute"
 FLAGGER_KINDS = (CANARY, EVENT, DEPLOYMENT, HTTP_ROUTE)
@@ -49,7 +51,7 @@ ROUTER_KINDS = tuple(k for k in routers.ROUTER_KINDS if k != HTTP_ROUTE)
 HPA = autoscalers.HPA  # found by its scaleTargetRef (the Rollout, or its workloadRef's Deployment)
 KINDS = (
     ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EXPERIMENT, APPLICATION, ROLLOUT_EVENT, *FLAGGER_KINDS,
-    *ROUTER_KINDS, HPA,
+    *ROUTER_KINDS, HPA, *CHILD_EVENT_KINDS,
 )
 ROOTS = (ROLLOUT, CANARY)  # the kinds a view is built for
 # Read by a Canary's or a Rollout's view, found by the name the root gives them.
@@ -58,6 +60,7 @@ BY_NAME = (DEPLOYMENT, HTTP_ROUTE, *ROUTER_KINDS)
 # needs the recent ones (the current halt, the failed checks), not all of them.
 EVENTS_PER_CANARY = 50
 EVENTS_PER_ROLLOUT = 50
+EVENTS_PER_OBJECT = 10  # per ReplicaSet, pod or AnalysisRun: the recent ones explain what it is doing
 
 Obj = dict[str, Any]
 # A change the cache actually applied: (event type, object) — what a recording writes.
@@ -295,6 +298,9 @@ class ClusterCache:
         self.event_subject: dict[str, NameKey] = {}
         # Rollouts' Events by the Rollout they are about, kept like a Canary's.
         self.events_by_rollout: dict[NameKey, dict[str, float]] = {}
+        # Events about a Rollout's children by the UID of the object they are about (event UID → when).
+        self.events_by_object: dict[str, dict[str, float]] = {}
+        self.event_object: dict[str, str] = {}
 
     def get(self, kind: str, uid: str) -> Obj | None:
         return self.objects[kind].get(uid)
@@ -311,13 +317,14 @@ class ClusterCache:
         problem = object_problem(kind, obj)
         if problem:
             raise MalformedObject(problem)
-        if kind == EVENT and _event_subject(obj, ROLLOUT) is not None:
-            kind = ROLLOUT_EVENT  # a recording replays Rollout Events under their API kind, Event
+        if kind == EVENT:
+            kind = _event_kind(obj)  # a recording replays every Event under its API kind, Event
         uid = uid_of(obj)
         old = self.objects[kind].get(uid)
         affected = self._rollouts_of(uid, kind) if old is not None else set()
         if event_type == "DELETED" or (
-            kind in (EVENT, ROLLOUT_EVENT) and _event_subject(obj, _SUBJECT[kind]) is None
+            (kind in (EVENT, ROLLOUT_EVENT) and _event_subject(obj, _SUBJECT[kind]) is None)
+            or (kind in CHILD_EVENT_KINDS and _involved_uid(obj, CHILD_EVENT_KINDS[kind]) is None)
         ):
             if old is not None:
                 self._remove(kind, uid)
@@ -373,6 +380,16 @@ class ClusterCache:
             found.pods.extend(self._children(uid_of(rs), POD))
         events = self.objects[ROLLOUT_EVENT]
         found.events = [events[u] for u in self.events_by_rollout.get(_name_key(rollout), ()) if u in events]
+        for kind, children in (
+            ("ReplicaSetEvent", found.replicasets),
+            ("PodEvent", found.pods),
+            ("AnalysisRunEvent", found.analysisruns),
+        ):
+            store = self.objects[kind]
+            for child in children:
+                found.events.extend(
+                    store[u] for u in sorted(self.events_by_object.get(uid_of(child), ())) if u in store
+                )
         found.routers = self.routers_of(rollout_uid)
         for scaled in self.rollout_targets.get(rollout_uid, ()):
             for hpa_uid in sorted(self.hpa_by_target.get(scaled, ())):
@@ -442,6 +459,8 @@ class ClusterCache:
             self.named[(kind, *_name_key(obj))] = uid
         elif kind in (EVENT, ROLLOUT_EVENT):
             self._store_event(kind, uid, obj)
+        elif kind in CHILD_EVENT_KINDS:
+            self._store_child_event(kind, uid, obj)
         if kind == APPLICATION:
             targets = _application_rollouts(obj)
             self.app_targets[uid] = targets
@@ -466,6 +485,16 @@ class ClusterCache:
         bucket = by_subject.setdefault(subject, {})
         bucket[uid] = _event_when(event)
         if len(bucket) > (EVENTS_PER_CANARY if kind == EVENT else EVENTS_PER_ROLLOUT):
+            self._remove(kind, min(bucket, key=lambda u: (bucket[u], u)))
+
+    def _store_child_event(self, kind: str, uid: str, event: Obj) -> None:
+        about = _involved_uid(event, CHILD_EVENT_KINDS[kind])
+        if about is None:
+            return
+        self.event_object[uid] = about
+        bucket = self.events_by_object.setdefault(about, {})
+        bucket[uid] = _event_when(event)
+        if len(bucket) > EVENTS_PER_OBJECT:
             self._remove(kind, min(bucket, key=lambda u: (bucket[u], u)))
 
     def _remove(self, kind: str, uid: str) -> None:
@@ -498,6 +527,9 @@ class ClusterCache:
                 self.read_scopes[scope] = left
             else:
                 self.read_scopes.pop(scope, None)
+        about = self.event_object.pop(uid, None)
+        if about is not None:
+            _discard_key(self.events_by_object, about, uid)
         subject = self.event_subject.pop(uid, None)
         if subject is not None:
             by_subject = self.events_by_rollout if kind == ROLLOUT_EVENT else self.events_by_canary
@@ -524,6 +556,11 @@ class ClusterCache:
         names a Canary's view reads (Events, Deployments, HTTPRoutes)."""
         if kind in ROOTS:
             return {uid}
+        if kind in CHILD_EVENT_KINDS:
+            about = self.event_object.get(uid)
+            if about is None:
+                return set()
+            return {about} if self.kind_of.get(about) == ROLLOUT else self._owner_walk(about)
         if kind in (EVENT, ROLLOUT_EVENT):
             subject = self.event_subject.get(uid)
             by_name = self.canary_by_name if kind == EVENT else self.rollout_by_name
@@ -538,6 +575,10 @@ class ClusterCache:
         if kind == APPLICATION:
             by_name = self.rollout_by_name
             return {by_name[t] for t in self.app_targets.get(uid, ()) if t in by_name}
+        return self._owner_walk(uid)
+
+    def _owner_walk(self, uid: str) -> set[str]:
+        """The Rollouts ``uid`` belongs to, following ownerReferences up (at most 4 levels)."""
         found: set[str] = set()
         frontier = [uid]
         for _ in range(4):
@@ -610,6 +651,32 @@ def _event_subject(event: Mapping[str, Any], subject_kind: str = CANARY) -> Name
         return None
     namespace = involved.get("namespace") or event["metadata"].get("namespace") or ""
     return str(namespace), name
+
+
+def _event_kind(event: Mapping[str, Any]) -> str:
+    """The cache kind of an Event from its involvedObject (Flagger's Canary Events stay ``Event``)."""
+    involved = event.get("involvedObject") or event.get("regarding")
+    about = involved.get("kind") if isinstance(involved, Mapping) else None
+    if about == ROLLOUT:
+        return ROLLOUT_EVENT
+    return next((kind for kind, subject in CHILD_EVENT_KINDS.items() if subject == about), EVENT)
+
+
+def _involved_uid(event: Mapping[str, Any], subject_kind: str) -> str | None:
+    """The UID of the ``subject_kind`` object an Event is about, or None."""
+    involved = event.get("involvedObject") or event.get("regarding")
+    if not isinstance(involved, Mapping) or involved.get("kind") != subject_kind:
+        return None
+    uid = involved.get("uid")
+    return uid if isinstance(uid, str) and uid else None
+
+
+def _discard_key(index: dict[str, dict[str, float]], key: str, uid: str) -> None:
+    found = index.get(key)
+    if found is not None:
+        found.pop(uid, None)
+        if not found:
+            del index[key]
 
 
 def _event_when(event: Mapping[str, Any]) -> float:

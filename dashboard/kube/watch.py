@@ -90,6 +90,10 @@ WATCHED_KINDS = (
     Kind("Experiment", "argoproj.io", "v1alpha1", "experiments"),
     # The Events Argo Rollouts records on each Rollout (the timeline shows them).
     Kind("RolloutEvent", "", "v1", "events", field_selector="involvedObject.kind=Rollout"),
+    # And the Events about its children (the timeline merges them; a field selector cannot say "or").
+    Kind("ReplicaSetEvent", "", "v1", "events", field_selector="involvedObject.kind=ReplicaSet"),
+    Kind("PodEvent", "", "v1", "events", field_selector="involvedObject.kind=Pod"),
+    Kind("AnalysisRunEvent", "", "v1", "events", field_selector="involvedObject.kind=AnalysisRun"),
     Kind("Application", "argoproj.io", "v1alpha1", "applications", optional=True),
     # Flagger: the Canary, the Events Flagger writes about it (its only history) and what its view reads.
     Kind("Canary", "flagger.app", "v1beta1", "canaries", optional=True),

@@ -250,6 +250,36 @@ def release_detail_sync(key: str, pod_hash: str) -> dict[str, Any] | None:
     }
 
 
+def postmortem_sync(
+    key: str, pod_hash: str | None, *, zone: Any, base_url: str = "", view: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The post-mortem document of one release (the newest when ``pod_hash`` is None), from the same data
+    the release page shows; None when there is no such release."""
+    from dashboard.domain.postmortem import postmortem
+    from dashboard.gitops.queries import chain_for_release
+    from dashboard.history.models import Release
+
+    cluster, namespace, name = split_key(key) or ("", "", "")
+    if pod_hash is None:
+        newest = (
+            Release.objects.filter(cluster=cluster, namespace=namespace, rollout=name)
+            .order_by("-started_at")
+            .first()
+        )
+        if newest is None:
+            return None
+        pod_hash = newest.pod_hash
+    detail = release_detail_sync(key, pod_hash)
+    if detail is None:
+        return None
+    try:
+        chain = chain_for_release(cluster, namespace, name, pod_hash, view)
+    except Exception:  # the chain is an addition; a post-mortem without it is still a post-mortem
+        logging.getLogger(__name__).warning("reading the chain of %s@%s failed", key, pod_hash, exc_info=True)
+        chain = None
+    return postmortem(key, detail, chain, generated_at=now(), zone=zone, base_url=base_url)
+
+
 async def history_events(key: str) -> list[Mapping[str, Any]]:
     """The rollout's recorded timeline events (oldest first) from the history store."""
     from asgiref.sync import sync_to_async

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from dashboard.web.chain import release_chain
 from dashboard.web.flow import build_flow, fit_node, short_image
 from dashboard.web.replay import chart, replay
-from dashboard.web.rollout import event_critical, event_icon
+from dashboard.web.rollout import event_about, event_critical, event_filter, event_icon
 from dashboard.web.timefmt import parse_time, short_age
 
 OUTCOMES = {
@@ -183,6 +183,8 @@ def present_release(
                 "podHash": e.get("podHash") or "",
                 "frame": event_frame.get(i, 0),
                 "critical": event_critical(e),
+                "filter": event_filter(e),
+                "about": event_about(e),
             }
             for i, e in enumerate(events)
         ],

@@ -15,6 +15,7 @@ from typing import Any
 
 from dashboard import jsonbody
 from dashboard.domain.attention import attention
+from dashboard.domain.pod_logs import log_targets
 from dashboard.domain.status_icons import page_icon, tone_of_icon, with_tones
 from dashboard.guardrails.buttons import freeze_banner, guarded
 from dashboard.guardrails.loader import current_rules
@@ -48,6 +49,7 @@ def present_rollout(
         "findings": presented_findings,
         "actions": actions(view, presented_findings, now=now),
         "timeline": timeline(events),
+        "logTargets": log_targets(view),
         "updatedAt": view.get("updatedAt") or "",
     }
     with_tones(document)  # every icon's colour from the one map (dashboard.domain.status_icons)
@@ -524,6 +526,51 @@ def event_icon(event: Mapping[str, Any]) -> str:
     return TIMELINE_ICONS.get(str(event.get("kind")), "info")
 
 
+# What a timeline can be filtered to: (value, label). A Kubernetes Event's value names the kind of object it
+# is about (``kube:Pod``); choosing ``kube`` shows them all.
+TIMELINE_FILTERS = (
+    ("all", "Everything"),
+    ("progress", "Steps, weights, phases"),
+    ("analysis", "Analysis"),
+    ("findings", "Findings"),
+    ("actions", "User actions"),
+    ("kube", "Kubernetes Events"),
+    ("kube:Rollout", "Events · Rollout"),
+    ("kube:ReplicaSet", "Events · ReplicaSets"),
+    ("kube:Pod", "Events · Pods"),
+    ("kube:AnalysisRun", "Events · AnalysisRuns"),
+)
+
+
+def event_filter(event: Mapping[str, Any]) -> str:
+    """The filter value an event is shown under (``TIMELINE_FILTERS``)."""
+    kind = str(event.get("kind") or "")
+    data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+    if kind == "kube.event":
+        about = (data or {}).get("object")
+        kind_of = about.get("kind") if isinstance(about, Mapping) else None
+        return f"kube:{kind_of or 'Rollout'}"
+    if kind == "action":
+        return "actions"
+    if kind.startswith("finding."):
+        return "findings"
+    if kind.startswith("analysis."):
+        return "analysis"
+    return "progress"
+
+
+def event_about(event: Mapping[str, Any]) -> str:
+    """For a Kubernetes Event, what it is about and who wrote it (``Pod web-1 · kubelet``), else ``""``."""
+    data = event.get("data")
+    if event.get("kind") != "kube.event" or not isinstance(data, Mapping):
+        return ""
+    about = data.get("object")
+    about = about if isinstance(about, Mapping) else {}
+    child = about.get("kind") not in (None, "", "Rollout")
+    parts = [f"{about.get('kind')} {about.get('name')}" if child else "", str(data.get("source") or "")]
+    return " · ".join(p for p in parts if p)
+
+
 def event_critical(event: Mapping[str, Any]) -> bool:
     data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
     if event.get("kind") == "finding.raised":
@@ -557,6 +604,8 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "tone": tone_of_icon(event_icon(e)),
             "title": str(e.get("title") or e.get("kind") or ""),
             "critical": event_critical(e),
+            "filter": event_filter(e),
+            "about": event_about(e),
         }
         for e in reversed(recent)
     ]

@@ -13,6 +13,18 @@ urlpatterns = [
     path(f"rollouts/{_ROLLOUT}/", views.rollout_page, name="rollout"),
     path(f"rollouts/{_ROLLOUT}/history/", views.history_page, name="history"),
     path(f"rollouts/{_ROLLOUT}/releases/<str:pod_hash>/", views.release_page, name="release"),
+    path(
+        f"rollouts/{_ROLLOUT}/releases/<str:pod_hash>/postmortem.md",
+        views.release_postmortem,
+        {"fmt": "md"},
+        name="release-postmortem-md",
+    ),
+    path(
+        f"rollouts/{_ROLLOUT}/releases/<str:pod_hash>/postmortem.json",
+        views.release_postmortem,
+        {"fmt": "json"},
+        name="release-postmortem-json",
+    ),
     path("api/v1/rollouts", views.api_fleet, name="api-fleet"),
     path("api/v1/fleet/rows", views.api_fleet_rows, name="api-fleet-rows"),
     path(f"api/v1/rollouts/{_ROLLOUT}", views.api_rollout, name="api-rollout"),

@@ -25,14 +25,15 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_safe
 
+from dashboard.access.policy import LOGS
 from dashboard.access.rbac import aaccess_for, access_for
 from dashboard.access.visibility import can_view, may_read, visible
 from dashboard.live.bus import BusError
 from dashboard.web import data
 from dashboard.web.fleet import GROUPS
 from dashboard.web.history import present_release, present_releases
+from dashboard.web.rollout import TIMELINE_FILTERS, with_permissions
 from dashboard.web.rollout import actions as present_actions
-from dashboard.web.rollout import with_permissions
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
 
@@ -102,6 +103,8 @@ async def rollout_page(request: HttpRequest, cluster: str, namespace: str, name:
         "action_permissions": permissions,
         "controller": controller,
         "canary_actions": canary_actions(request.reader, key) if controller == "flagger" else [],  # type: ignore[attr-defined]
+        "logs_allowed": access_for(request.reader).can(LOGS, key),  # type: ignore[attr-defined]
+        "timeline_filters": TIMELINE_FILTERS,
         "cluster": cluster,
         "namespace": namespace,
         "name": name,
@@ -163,8 +166,41 @@ async def release_page(
         "name": name,
         "key": document["key"],
         "page": "release",
+        "timeline_filters": TIMELINE_FILTERS,
     }
     return render(request, "dashboard/release.html", context)
+
+
+@never_cache
+@require_GET
+@_reader()
+async def release_postmortem(
+    request: HttpRequest, cluster: str, namespace: str, name: str, pod_hash: str, fmt: str
+) -> HttpResponse:
+    """The release's post-mortem as Markdown or JSON (``?tz=`` the reader's IANA time zone)."""
+    from dashboard.domain.postmortem import BadTimeZone, time_zone, to_markdown
+
+    key = _key(cluster, namespace, name)
+    if not can_view(request.reader, key):  # type: ignore[attr-defined]
+        raise Http404("no such release")
+    try:
+        zone = time_zone(request.GET.get("tz"))
+    except BadTimeZone as error:
+        return JsonResponse({"error": str(error), "field": "tz"}, status=400)
+    _, live = await data.gather_rollout(key)
+    document = await sync_to_async(data.postmortem_sync)(
+        key, pod_hash, zone=zone, base_url=request.build_absolute_uri("/"), view=live
+    )
+    if document is None:
+        return JsonResponse({"error": f"no release {pod_hash} of {key}"}, status=404)
+    filename = f"postmortem-{namespace}-{name}-{pod_hash}.{fmt}"
+    if fmt == "json":
+        response: HttpResponse = JsonResponse(document, json_dumps_params={"indent": 2})
+    else:
+        response = HttpResponse(to_markdown(document), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def canary_actions(user: Any, key: str) -> list[str]:

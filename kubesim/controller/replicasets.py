@@ -4,7 +4,9 @@ A ReplicaSet gets as many pods as ``spec.replicas`` (newest, least-ready pods ar
 Pending with ``ContainerCreating``; after the delay the scenario gives for its rollout it becomes Running and
 ready — unless its image is one the scenario says cannot be pulled, in which case it stays Pending in
 ``ImagePullBackOff`` forever (what drives the progress-deadline scenario). ReplicaSet status (replicas, ready,
-available, observedGeneration) is recomputed from the pods.
+available, observedGeneration) is recomputed from the pods. The Events a cluster writes along the way are
+recorded: SuccessfulCreate / SuccessfulDelete on the ReplicaSet, Scheduled and Started (or an image pull
+BackOff) on the pod.
 
 Non-goals: nodes, scheduling, restarts, minReadySeconds, probes.
 """
@@ -30,6 +32,7 @@ from kubesim.controller.common import (
     owner_reference,
     random_suffix,
 )
+from kubesim.controller.events import Recorder
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,12 @@ class ReplicaSetController:
         self.policy = policy
         self.rng = rng
         self._ip = 0
+        # The Events a real cluster writes about ReplicaSets and pods (what `kubectl describe` shows):
+        # the ReplicaSet controller's SuccessfulCreate/SuccessfulDelete, the scheduler's Scheduled and the
+        # kubelet's Started, or its image pull BackOff.
+        self.rs_events = Recorder(store, clock, "replicaset-controller")
+        self.scheduler_events = Recorder(store, clock, "default-scheduler")
+        self.kubelet_events = Recorder(store, clock, "kubelet")
 
     def reconcile(self, key: Key) -> None:
         rs = self.cache.get(REPLICA_SETS, *key)
@@ -85,6 +94,7 @@ class ReplicaSetController:
             names = {p["metadata"]["name"] for p in doomed}
             for pod in doomed:
                 self.store.delete(PODS, key[0], pod["metadata"]["name"])
+                self.rs_events.normal(rs, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
             pods = [p for p in pods if p["metadata"]["name"] not in names]
         self._write_status(rs, pods)
 
@@ -114,7 +124,11 @@ class ReplicaSetController:
             }
             for c in pod["spec"].get("containers", [])
         ]
-        self.store.patch(PODS, key[0], key[1], {"status": status}, subresource="status", manager="kubelet")
+        patched = self.store.patch(
+            PODS, key[0], key[1], {"status": status}, subresource="status", manager="kubelet"
+        )
+        for c in pod["spec"].get("containers", []):
+            self.kubelet_events.normal(patched, "Started", f"Started container {c['name']}")
 
     def _create_pod(self, rs: Obj, behaviour: PodBehaviour) -> Obj:
         meta = rs["metadata"]
@@ -202,8 +216,15 @@ class ReplicaSetController:
         created = self.store.patch(
             PODS, meta["namespace"], name, {"status": status}, subresource="status", manager="kubelet"
         )
+        self.rs_events.normal(rs, "SuccessfulCreate", f"Created pod: {name}")
+        self.scheduler_events.normal(
+            created, "Scheduled", f"Successfully assigned {meta['namespace']}/{name} to {node}"
+        )
         if not behaviour.pull_fails:
             self.enqueue("pod-ready", (meta["namespace"], name), behaviour.ready_seconds)
+        else:
+            image = (spec.get("containers") or [{}])[0].get("image", "")
+            self.kubelet_events.warning(created, "BackOff", f'Back-off pulling image "{image}"')
         return dict(created)
 
     def _write_status(self, rs: Obj, pods: list[Obj]) -> None:

@@ -12,6 +12,13 @@
   var chartNode = document.getElementById("release-chart");
   var frame = -1;
 
+  // The post-mortem links carry the reader's time zone (the server formats every time in UTC and in it).
+  var zone = (window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone) || "";
+  ["postmortem-md", "postmortem-json"].forEach(function (id) {
+    var link = document.getElementById(id);
+    if (link && zone) link.href = link.getAttribute("href") + "?tz=" + encodeURIComponent(zone);
+  });
+
   function cssVar(name) { return getComputedStyle(document.documentElement).getPropertyValue(name).trim(); }
 
   function show(index) {
@@ -38,10 +45,10 @@
   function events() {
     if (!doc.events.length) return [el("li", { "class": "none", text: "No events recorded for this release." })];
     return doc.events.map(function (e) {
-      var li = el("li", { "class": (e.critical ? "crit" : ""), "data-kind": e.kind, "data-frame": String(e.frame), tabindex: "0" },
+      var li = el("li", { "class": (e.critical ? "crit" : ""), "data-kind": e.kind, "data-filter": e.filter || "", "data-frame": String(e.frame), tabindex: "0" },
         el("span", { "class": "t", text: e.when.slice(11) }), icon(e.icon),
-        el("span", { "class": "title", text: e.title }, e.podHash && e.podHash !== doc.release.podHash
-          ? el("span", { "class": "muted mono", text: " · " + e.podHash }) : null));
+        el("span", { "class": "title", text: e.title }, e.about ? el("span", { "class": "muted about", text: " · " + e.about }) : null,
+          e.podHash && e.podHash !== doc.release.podHash ? el("span", { "class": "muted mono", text: " · " + e.podHash }) : null));
       function pick() { show(e.frame); }
       li.addEventListener("click", pick);
       li.addEventListener("keydown", function (event) { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); pick(); } });

@@ -224,8 +224,9 @@
     if (!list.length) return [el("li", { "class": "none", text: "No events yet." })];
     return list.map(function (e) {
       var tone = e.tone || (e.critical ? "critical" : "");
-      return el("li", { "class": (tone === "critical" ? "crit " : "") + (tone ? UI.toneClass(tone) : ""), "data-kind": e.kind },
-        el("time", { "class": "t", datetime: e.at || null, text: e.clock }), icon(e.icon), el("span", { "class": "title", text: e.title }));
+      return el("li", { "class": (tone === "critical" ? "crit " : "") + (tone ? UI.toneClass(tone) : ""), "data-kind": e.kind, "data-filter": e.filter || "" },
+        el("time", { "class": "t", datetime: e.at || null, text: e.clock }), icon(e.icon), el("span", { "class": "title", text: e.title },
+          e.about ? el("span", { "class": "muted about", text: " · " + e.about }) : null));
     });
   }
 

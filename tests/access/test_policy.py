@@ -85,6 +85,34 @@ def test_a_quoted_name_with_a_comma_is_one_subject() -> None:
     assert not policy.allows({group("ops")}, "get", "a/b/c")
 
 
+def test_logs_is_its_own_permission_written_as_argo_cd_writes_it() -> None:
+    policy = parse_policy(
+        "p, role:readers, rollouts, get, */*/*, allow\n"
+        "p, role:tailers, rollouts, get, */*/*, allow\n"
+        "p, role:tailers, logs, get, prod/shop/*, allow\n"
+        "p, role:everything, *, get, */*/*, allow\n"
+        "p, role:tailers, rollouts, logs, prod/shop/secret, deny\n"
+    )
+    assert policy.allows({role("readers")}, "get", "prod/shop/checkout")
+    assert not policy.allows({role("readers")}, "logs", "prod/shop/checkout")  # get alone is not logs
+    assert policy.allows({role("tailers")}, "logs", "prod/shop/checkout")
+    assert not policy.allows({role("tailers")}, "logs", "prod/payments/ledger")
+    assert not policy.allows({role("tailers")}, "logs", "prod/shop/secret")  # a deny wins
+    assert policy.allows({role("everything")}, "logs", "staging/a/b")  # Argo CD's "*, get" covers logs
+    assert not policy.allows({role("tailers")}, "promote", "prod/shop/checkout")
+
+
+def test_the_builtin_roles_read_logs_as_argo_cds_readonly_does() -> None:
+    policy = parse_policy("g, alice, role:viewer\ng, bob, role:operator")
+    assert policy.allows({user("alice")}, "logs", "a/b/c") and policy.allows({user("bob")}, "logs", "a/b/c")
+    assert not parse_policy("").allows({user("carol")}, "logs", "a/b/c")
+
+
+def test_the_logs_resource_has_only_the_get_action() -> None:
+    with pytest.raises(PolicyError, match="the logs resource has one action, get"):
+        parse_policy("p, role:x, logs, promote, */*/*, allow")
+
+
 @pytest.mark.parametrize(
     "pattern",
     [

@@ -66,3 +66,15 @@ def test_the_default_role_applies_to_every_signed_in_user(settings: Any) -> None
     settings.RBAC_DEFAULT_ROLE = "viewer"
     user = _user()
     assert can(user, "get", "x/y/z") and not can(user, "promote", "x/y/z")
+
+
+def test_a_custom_role_without_logs_may_see_the_rollout_but_not_its_pods_logs() -> None:
+    user = _user()
+    Grant.objects.create(user=user, role=Role.objects.create(name="watcher", actions="get"), namespace="shop")
+    assert can(user, "get", "prod/shop/checkout")
+    assert not can(user, "logs", "prod/shop/checkout")
+    tailer = _user("tia")
+    Grant.objects.create(
+        user=tailer, role=Role.objects.create(name="tailer", actions="get logs"), namespace="shop"
+    )
+    assert can(tailer, "logs", "prod/shop/checkout") and not can(tailer, "logs", "prod/billing/payments")

@@ -54,3 +54,10 @@ def test_the_release_page_lists_the_controllers_events(page: Any, server: Server
     assert any("RolloutStepCompleted: Rollout step 1/5 completed (setWeight: 20)" in t for t in texts)
     assert any("RolloutAborted: Rollout aborted update to revision 2" in t for t in texts)
     screenshot(page, "release-kube-events")
+    # The list filters by what each event is: progress only hides them, Events · Rollout keeps only them.
+    page.select_option("select[data-filters='release-events']", "progress")
+    assert page.locator("#release-events li[data-kind='kube.event']:visible").count() == 0
+    assert page.locator("#release-events li[data-kind='step.changed']:visible").count() > 0
+    page.select_option("select[data-filters='release-events']", "kube:Rollout")
+    visible = page.locator("#release-events li:visible")
+    assert visible.count() == items.count() and visible.first.get_attribute("data-kind") == "kube.event"

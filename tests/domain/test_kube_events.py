@@ -65,6 +65,8 @@ def test_rows_are_the_rollouts_own_events_oldest_first() -> None:
         "message": "Rollout step 1/2 completed (setWeight: 25)",
         "count": 1,
         "at": "2026-12-01T10:00:05Z",
+        "object": {"kind": "Rollout", "name": "checkout"},
+        "source": "rollouts-controller",
     }
 
 
@@ -148,3 +150,58 @@ def test_the_cache_files_rollout_events_under_their_rollout_whichever_kind_they_
     ]
     cache.apply("RolloutEvent", "DELETED", watched)
     assert [e["metadata"]["name"] for e in cache.inputs("u-1").events] == ["b"]  # type: ignore[union-attr]
+
+
+def test_the_events_of_its_replicasets_pods_and_analysis_runs_are_merged_naming_their_object() -> None:
+    children = {
+        "rs-1": ("ReplicaSet", "checkout-7d9f"),
+        "pod-1": ("Pod", "checkout-7d9f-x"),
+        "ar-1": ("AnalysisRun", "checkout-7d9f-2"),
+    }
+    rs_source = {"source": {"component": "replicaset-controller"}}
+    kubelet = {"source": {"component": "kubelet"}}
+    events = [
+        event("e1", "RolloutUpdated", "Rollout updated to revision 2", at="2026-12-01T10:00:00Z"),
+        event("e2", "SuccessfulCreate", "Created pod: checkout-7d9f-x", at="2026-12-01T10:00:01Z",
+              kind="ReplicaSet", name="checkout-7d9f", uid="rs-1") | rs_source,
+        event("e3", "Started", "Started container app", at="2026-12-01T10:00:05Z",
+              kind="Pod", name="checkout-7d9f-x", uid="pod-1") | kubelet,
+        event("e4", "MetricFailed", "Metric 'error-rate' Completed. Result: Failed",
+              at="2026-12-01T10:01:00Z", kind="AnalysisRun", name="checkout-7d9f-2", uid="ar-1"),
+        event("e5", "Started", "Started container app", at="2026-12-01T10:00:06Z",
+              kind="Pod", name="someone-else", uid="pod-9"),
+    ]  # fmt: skip
+    rows = event_rows(ROLLOUT, events, children)
+    assert [(r["object"]["kind"], r["reason"], r["source"]) for r in rows] == [
+        ("Rollout", "RolloutUpdated", "rollouts-controller"),
+        ("ReplicaSet", "SuccessfulCreate", "replicaset-controller"),
+        ("Pod", "Started", "kubelet"),
+        ("AnalysisRun", "MetricFailed", "rollouts-controller"),
+    ]
+    before, after = {"currentPodHash": "h", "name": "checkout"}, {"currentPodHash": "h", "name": "checkout"}
+    timeline = timeline_events(before, after | {"events": list(rows)}, at=AT)
+    (started,) = [e for e in timeline if e["data"].get("reason") == "Started"]
+    assert started["data"]["object"] == {"kind": "Pod", "name": "checkout-7d9f-x"}
+    assert started["data"]["source"] == "kubelet"
+
+
+def test_chatty_pods_cannot_crowd_out_the_controllers_events() -> None:
+    children = {"pod-1": ("Pod", "p")}
+    own = [
+        event(f"r{i}", "RolloutStepCompleted", f"step {i}", at=f"2026-12-01T10:00:{i:02d}Z") for i in range(5)
+    ]
+    noisy = [
+        event(
+            f"p{i}",
+            "Unhealthy",
+            "Readiness probe failed",
+            at=f"2026-12-01T10:01:{i:02d}Z",
+            kind="Pod",
+            name="p",
+            uid="pod-1",
+        )
+        for i in range(50)
+    ]
+    rows = event_rows(ROLLOUT, own + noisy, children)
+    assert sum(r["object"]["kind"] == "Rollout" for r in rows) == 5
+    assert sum(r["object"]["kind"] == "Pod" for r in rows) == 20

@@ -167,19 +167,25 @@ async def test_without_the_canary_crd_no_flagger_kind_is_asked_for_and_the_watch
     calls = await run_against(FakeApi(flagger=False))
     paths = [path for path, _ in calls]
     assert "/apis/flagger.app/v1beta1/canaries" in paths
-    # Events about Rollouts are watched regardless (the rollout timeline shows them); Canary ones are not.
+    # Events about Rollouts and their children are watched regardless (the rollout timeline shows them);
+    # Canary ones are not.
+    rollout_events = {
+        f"involvedObject.kind={kind}" for kind in ("Rollout", "ReplicaSet", "Pod", "AnalysisRun")
+    }
     flagger_reads = [
         p
         for p, params in calls
         if p.endswith(("/events", "/deployments", "/httproutes"))
-        and params.get("fieldSelector") != "involvedObject.kind=Rollout"
+        and params.get("fieldSelector") not in rollout_events
     ]
     assert not flagger_reads
 
 
 async def test_with_the_canary_crd_events_are_listed_with_a_field_selector() -> None:
-    calls = dict(await run_against(FakeApi(flagger=True)))
-    assert calls["/api/v1/events"]["fieldSelector"] == "involvedObject.kind=Canary"
+    listed = await run_against(FakeApi(flagger=True))
+    selectors = {params.get("fieldSelector") for path, params in listed if path == "/api/v1/events"}
+    assert "involvedObject.kind=Canary" in selectors
+    calls = dict(listed)
     assert "/apis/apps/v1/deployments" in calls
     # HTTPRoutes only where a Canary (or a Rollout) names one: none here.
     assert not any(path.endswith("/httproutes") for path in calls)

@@ -128,3 +128,38 @@ def test_malformed_objects_never_escape_as_anything_but_malformed(
             {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": spec, "status": status},
         )
     assert cache.inputs("ro") is not None
+
+
+T = "2026-12-01T10:00:00Z"
+
+
+def child_event(name: str, kind: str, about: str, when: str = T) -> dict[str, Any]:
+    return obj("Event", name, f"ev-{name}", involvedObject={"kind": kind, "uid": about, "name": "x"},
+               lastTimestamp=when)  # fmt: skip
+
+
+def test_events_about_its_pods_replicasets_and_runs_reach_the_rollout_and_stay_bounded() -> None:
+    cache = filled()
+    assert cache.apply("PodEvent", "ADDED", child_event("started", "Pod", "pod-1")) == {"ro"}
+    # A recording replays them under their API kind; the cache tells them apart by involvedObject.
+    assert cache.apply("Event", "ADDED", child_event("made", "ReplicaSet", "rs-a")) == {"ro"}
+    assert cache.apply("Event", "ADDED", child_event("m", "AnalysisRun", "ar-exp")) == {"ro"}
+    for i in range(15):
+        later = f"2026-12-01T10:01:{i:02d}Z"
+        cache.apply("PodEvent", "ADDED", child_event(f"probe{i}", "Pod", "pod-1", later))
+    inputs = cache.inputs("ro")
+    assert inputs is not None
+    names = [e["metadata"]["name"] for e in inputs.events]
+    assert "made" in names and "m" in names and "started" not in names  # the oldest pod event left
+    assert sum(n.startswith("probe") for n in names) == 10
+    assert cache.apply("PodEvent", "DELETED", child_event("probe14", "Pod", "pod-1", "x")) == {"ro"}
+
+
+def test_an_event_about_a_pod_not_seen_yet_is_found_when_the_pod_arrives() -> None:
+    cache = ClusterCache()
+    cache.apply("Rollout", "ADDED", obj("Rollout", "web", "ro"))
+    cache.apply("ReplicaSet", "ADDED", obj("ReplicaSet", "web-a", "rs-a", "ro"))
+    assert cache.apply("PodEvent", "ADDED", child_event("early", "Pod", "pod-9")) == set()
+    assert cache.apply("Pod", "ADDED", obj("Pod", "web-a-9", "pod-9", "rs-a")) == {"ro"}
+    inputs = cache.inputs("ro")
+    assert inputs is not None and [e["metadata"]["name"] for e in inputs.events] == ["early"]

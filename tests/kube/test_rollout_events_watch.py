@@ -43,6 +43,11 @@ async def test_an_aborted_rollouts_events_are_in_its_view_and_on_its_timeline(
         await bus.close()
     reasons = [e["reason"] for e in view["events"]]
     assert "RolloutStepCompleted" in reasons and "AnalysisRunFailed" in reasons
+    # The Events of its ReplicaSets, pods and AnalysisRuns are merged in, each naming what it is about.
+    about = {(e["object"]["kind"], e["reason"], e["source"]) for e in view["events"]}
+    assert ("ReplicaSet", "SuccessfulCreate", "replicaset-controller") in about
+    assert ("Pod", "Scheduled", "default-scheduler") in about and ("Pod", "Started", "kubelet") in about
+    assert ("AnalysisRun", "AnalysisRunFailed", "rollouts-controller") in about
     aborted_event = next(e for e in view["events"] if e["reason"] == "RolloutAborted")
     assert aborted_event["type"] == "Warning"
     assert aborted_event["message"].startswith("Rollout aborted update to revision 2: Step-based analysis")

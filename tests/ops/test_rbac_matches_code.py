@@ -148,6 +148,28 @@ def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[t
         )
 
     monkeypatch.setattr(urllib3.PoolManager, "request", request)
+
+    class Drained:  # an aiohttp response whose log has ended at once
+        status = 200
+
+        class content:
+            @staticmethod
+            async def readline() -> bytes:
+                return b""
+
+        def close(self) -> None: ...
+
+        @property
+        def response(self) -> Any:  # the RESTResponse's aiohttp response
+            return self
+
+    async def aio_request(self: Any, method: str, url: str, headers: Any = None, **kwargs: Any) -> Any:
+        calls.append((method, url, urllib3.HTTPHeaderDict(list((headers or {}).items()))))
+        return Drained()
+
+    from kubernetes.aio.client import rest
+
+    monkeypatch.setattr(rest.RESTClientObject, "request", aio_request)
     register_cluster("rbac-probe", str(kubeconfig))
     forget_clients()
     yield calls
@@ -159,6 +181,7 @@ def exercise_actions(impersonate: tuple[str, Sequence[str]] | None) -> None:
     from dashboard.actions import plans
     from dashboard.flagger_gates.services import patch_suspend
     from dashboard.kube.actions import ActionClient
+    from dashboard.kube.podlogs import pod_log_lines
 
     client = ActionClient("rbac-probe", impersonate=impersonate)
     client.get_rollout("ns", "app")
@@ -168,6 +191,21 @@ def exercise_actions(impersonate: tuple[str, Sequence[str]] | None) -> None:
             body: Any = {} if patch_type == "merge" else []
             client.send("ns", plans.Request(target, "app-123", body, patch_type))
     patch_suspend("rbac-probe", "ns", "canary", True)
+
+    async def read_logs() -> None:
+        lines = pod_log_lines(
+            "rbac-probe",
+            "ns",
+            "app-123-x",
+            container="app",
+            since_seconds=60,
+            tail_lines=10,
+            impersonate=impersonate,
+        )
+        async for _ in lines:
+            pass
+
+    asyncio.run(read_logs())
 
 
 def action_rules(calls: list[tuple[str, str, Any]]) -> set[Rule]:
@@ -198,6 +236,7 @@ KNOWN_CALL_SITES = {
     "dashboard/kube/actions.py",  # exercised by exercise_actions
     "dashboard/flagger_gates/services.py",  # patch_suspend, exercised by exercise_actions
     "dashboard/kube/watch.py",  # watch_kind, exercised by watcher_rules
+    "dashboard/kube/podlogs.py",  # pod_log_lines, exercised by exercise_actions
 }
 
 
