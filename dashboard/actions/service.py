@@ -36,7 +36,7 @@ from dashboard.access.policy import ACTIONS
 from dashboard.access.rbac import access_for
 from dashboard.actions import plans
 from dashboard.actions.models import AuditEntry, Outcome
-from dashboard.guardrails import service as guardrails
+from dashboard.guardrails import admission as guardrails
 from dashboard.kube.actions import ActionClient, KubeError, impersonation_for
 from dashboard.notify.service import notify_audit
 

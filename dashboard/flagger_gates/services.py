@@ -301,7 +301,7 @@ def _guard_refusal(user: Any, key: tuple[str, str, str], request: Any) -> ActRes
     """The guard rails' answer to a Canary promote (the same ``admit`` as a Rollout action's)."""
     from django.utils import timezone
 
-    from dashboard.guardrails import service as guardrails
+    from dashboard.guardrails import admission as guardrails
 
     now = timezone.now()
     where = "/".join(key)

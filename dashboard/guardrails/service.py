@@ -9,8 +9,7 @@ rollout, differs from what the requester saw, the rollout has moved on and the r
 Requests past their expiry are closed as ``expired`` when next touched (``close_due``). Every move is an
 audit row, is announced to every open page of the rollout and notifies (with a link to the request).
 
-``admit`` is what ``rollout_act`` asks before accepting an action: the freeze (and a broken glass), the
-reason, the approvals — from ``rules.guard_for``, the same answer the page's buttons show.
+What ``rollout_act`` asks before accepting an action is ``dashboard.guardrails.admission``.
 
 Non-goals: HTTP (``dashboard.guardrails.views``), the rules' syntax (``rules``).
 """
@@ -19,21 +18,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from dashboard.access.policy import ACTIONS, BREAK_GLASS, GET
-from dashboard.access.rbac import Access, access_for
+from dashboard.access.policy import ACTIONS, GET
+from dashboard.access.rbac import access_for
 from dashboard.actions.models import AuditEntry, Outcome
-from dashboard.guardrails.loader import current_rules
+from dashboard.guardrails.admission import approvals_words, freeze_refusal, guard_of, status_of
 from dashboard.guardrails.models import Approval, ApprovalRequest, State, Vote
 from dashboard.guardrails.rules import Approval as Terms
-from dashboard.guardrails.rules import Guard, guard_for, may_approve
+from dashboard.guardrails.rules import may_approve
 
 log = logging.getLogger(__name__)
 REQUEST_CHANGED = "guard.request"
@@ -48,83 +45,6 @@ class GuardRefusal(Exception):
     def __init__(self, status: int, code: str, message: str, field: str = "") -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.field = status, code, message, field
-
-
-def guard_of(action: str, key: str, view: Mapping[str, Any] | None, now: datetime | None = None) -> Guard:
-    labels = (view or {}).get("labels") or {}
-    return guard_for(current_rules(), action, key, labels, now or timezone.now())
-
-
-# --- the action service's question ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Admission:
-    refusal: str = ""  # the audit row's detail when turned away ("" = go ahead)
-    guard: Mapping[str, Any] | None = None  # what the accepted row records
-    break_glass: str = ""  # the freeze broken, to notify at once
-
-
-def admit(
-    access: Access,
-    guard: Guard,
-    key: str,
-    *,
-    reason: str,
-    break_glass: bool,
-    request: ApprovalRequest | None,
-    now: datetime,
-) -> Admission:
-    """Whether an action may be accepted now. The detail's first words decide the HTTP status
-    (``dashboard.web.actions_api``): ``frozen:`` 409, ``needs approval:`` 409, ``reason required:`` 422,
-    ``not permitted`` 403."""
-    recorded: dict[str, Any] = {}
-    refusal, broken = freeze_refusal(access, guard, key, reason=reason, break_glass=break_glass, now=now)
-    if refusal:
-        return Admission(refusal)
-    if broken:
-        recorded["breakGlass"] = broken
-    if request is None:
-        problem = guard.reason_problem(reason)
-        if problem:
-            return Admission(f"reason required: {problem}")
-        if guard.approval is not None:
-            return Admission(
-                f"needs approval: {guard.action} on {key} needs {_approvals(guard.approval.count)} from "
-                f"{', '.join(guard.approval.approvers)}; request it (POST /api/v1/requests)"
-            )
-    else:
-        recorded["request"] = request.pk
-        recorded["approvers"] = list(
-            request.approvals.filter(vote=Vote.APPROVE).values_list("approver", flat=True)
-        )
-    return Admission("", recorded, broken)
-
-
-def freeze_refusal(
-    access: Access, guard: Guard, key: str, *, reason: str, break_glass: bool, now: datetime
-) -> tuple[str, str]:
-    """(refusal, "") while a freeze stands in the way; ("", the freeze's name) when the glass is broken
-    (the permission and a reason); ("", "") when nothing is frozen."""
-    if guard.freeze is None:
-        return "", ""
-    until = guard.freeze.until_text(now)
-    if not break_glass:
-        offer = " — you may break glass with a reason" if access.can(BREAK_GLASS, key) else ""
-        return (
-            f"frozen: {guard.action} is frozen by “{guard.freeze.name}” until {until}; abort and pause "
-            f"are never frozen{offer}",
-            "",
-        )
-    if not access.can(BREAK_GLASS, key):
-        return f"not permitted to break glass on {key} (“{guard.freeze.name}” until {until})", ""
-    if not reason.strip():
-        return f"reason required: breaking the glass of “{guard.freeze.name}” needs a reason", ""
-    return "", guard.freeze.name
-
-
-def _approvals(count: int) -> str:
-    return "1 approval" if count == 1 else f"{count} approvals"
 
 
 # --- requests ---------------------------------------------------------------------------------------------
@@ -246,7 +166,7 @@ def request_create(
                 request,
                 request.requester,
                 Outcome.REQUESTED,
-                f"asks for {_approvals(terms.count)} from {', '.join(terms.approvers)} to {action}; "
+                f"asks for {approvals_words(terms.count)} from {', '.join(terms.approvers)} to {action}; "
                 f"expires {request.expires_at:%Y-%m-%d %H:%M} UTC",
                 required=terms.count,
                 approversFrom=list(terms.approvers),
@@ -273,18 +193,6 @@ def _refused(user: Any, action: str, key: str, detail: str, seen: Any, reason: s
     from dashboard.actions.service import _row
 
     _row(user, action, key, outcome=Outcome.DENIED, detail=detail, seen=seen, reason=reason)
-
-
-def status_of(detail: str) -> tuple[int, str]:
-    if detail.startswith("frozen"):
-        return 409, "frozen"
-    if detail.startswith("not permitted"):
-        return 403, "forbidden"
-    if detail.startswith("reason required"):
-        return 422, "reason-required"
-    if detail.startswith("needs approval"):
-        return 409, "approval-required"
-    return 400, "bad-request"
 
 
 def _moved(seen: Mapping[str, Any], view: Mapping[str, Any] | None) -> str:
@@ -629,31 +537,6 @@ def _notify(request: ApprovalRequest, entry: AuditEntry, severity: str) -> None:
                 "request": request.pk,
                 "reason": request.reason,
                 "params": request.params,
-            },
-        }
-    )
-
-
-def notify_break_glass(entry: AuditEntry, freeze: str) -> None:
-    """A glass broken on a direct action: notified at once, as critical, with the reason."""
-    from dashboard.notify.service import notify_event
-
-    notify_event(
-        {
-            "type": "action.break-glass",
-            "at": entry.at.isoformat(),
-            "cluster": entry.cluster,
-            "namespace": entry.namespace,
-            "rollout": entry.rollout,
-            "severity": "critical",
-            "title": f"{entry.actor} broke the glass of “{freeze}” to {entry.action}: {entry.reason}"[:500],
-            "dedupe": f"break-glass:{entry.pk}",
-            "detail": {
-                "action": entry.action,
-                "actor": entry.actor,
-                "outcome": "break-glass",
-                "reason": entry.reason,
-                "freeze": freeze,
             },
         }
     )
