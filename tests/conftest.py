@@ -62,6 +62,16 @@ def _one_bus_per_worker() -> None:
     settings.LIVE_REDIS_PREFIX = prefix
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-django's own ordering, which it keeps within each file
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadfile --no-loadscope-reorder``), hand out the files with slow tests
+    first: a module-long browser world started last would leave one worker running it alone at the end."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: the order within a file stays
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """After a transactional test's flush, put back the rows the data migrations made (the built-in
