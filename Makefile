@@ -25,7 +25,8 @@ demo: install
 test: install
 	bash scripts/system-packages.sh
 	bash scripts/services.sh
-	$(MAKE) lint typecheck pytest
+	$(MAKE) lint
+	$(MAKE) -j2 typecheck pytest  # mypy (half a minute of one core) beside the suite, which mostly waits
 
 lint:
 	$(VENV)/bin/ruff check .
@@ -33,7 +34,12 @@ lint:
 typecheck:
 	$(VENV)/bin/mypy rollouts_ui dashboard kubesim
 
+# Two pytest-xdist workers, each given whole test files (a module's server, simulator and browser start
+# once), the files with slow tests first (tests/conftest.py orders them), and its own test database and bus
+# prefix: most of the suite waits on servers and browsers, so two workers nearly halve it on two cores.
+# Serially, in one process: make pytest PYTEST_WORKERS=0
+PYTEST_WORKERS ?= 2
 pytest:
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rollouts_ui} \
 	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)

@@ -45,6 +45,65 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _HOOKED:  # an audit hook cannot be removed: add it once per process
         sys.addaudithook(_refuse_reads_beside_the_repository)
         _HOOKED.append(True)
+    _one_bus_per_worker()
+
+
+def _one_bus_per_worker() -> None:
+    """Under pytest-xdist the workers share one Redis database: give each its own default bus prefix, so
+    a test that reads the default bus (or a command it runs in a subprocess) never sees another worker's.
+    Each worker already has its own test database (pytest-django adds the worker id to its name)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    from django.conf import settings
+
+    prefix = f"rollouts-ui-{worker}:"
+    os.environ["LIVE_REDIS_PREFIX"] = prefix  # read by the servers and commands tests start
+    settings.LIVE_REDIS_PREFIX = prefix
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django's own ordering, which it keeps within each file
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadfile --no-loadscope-reorder``), hand out the files with slow tests
+    first: a module-long browser world started last would leave one worker running it alone at the end."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: the order within a file stays
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a transactional test's flush, put back the rows the data migrations made (the built-in
+    roles). pytest-django runs those tests after the plain database tests, but pytest-xdist hands whole
+    files to each worker, so a worker may run a test that reads the built-in roles after another file's
+    flush."""
+    result = yield
+    if nextitem is not None and _flushes_the_database(item):  # (after the last, the database is gone)
+        from pytest_django.plugin import blocking_manager_key
+
+        with item.config.stash[blocking_manager_key].unblock():
+            restore_migrated_rows()
+    return result
+
+
+def _flushes_the_database(item: pytest.Item) -> bool:
+    fixtures = getattr(item, "fixturenames", ())
+    if "transactional_db" in fixtures or "live_server" in fixtures:
+        return True
+    marker = item.get_closest_marker("django_db")
+    return marker is not None and bool(
+        marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")
+    )
+
+
+def restore_migrated_rows() -> None:
+    """The rows data migrations create (the built-in roles), which a flush removes."""
+    import importlib
+
+    from django.apps import apps
+
+    importlib.import_module("dashboard.access.migrations.0002_builtin_roles").create(apps, None)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -95,6 +95,15 @@ async def _promoted_on(bus: RedisBus) -> bool:
     return any(promoted(v) for v in snapshots.values())
 
 
+async def _promoted_after_restart(bus: RedisBus) -> bool:
+    """As ``_promoted_on``; a read on a pooled connection that the restart closed counts as "not yet" (the
+    test only observes the bus it shares with the watcher; redis-py drops that connection and reconnects)."""
+    try:
+        return await _promoted_on(bus)
+    except BusError:
+        return False
+
+
 @pytest.fixture
 def private_redis() -> Iterator[tuple[str, int]]:
     """A Redis of our own (no persistence) that a test may restart without touching the shared one."""
@@ -151,7 +160,7 @@ async def test_a_redis_restart_that_loses_everything_is_republished(private_redi
                 stderr=subprocess.DEVNULL,
             )
             _wait_port(port)
-            await wait_until(lambda: _promoted_on(bus), 60, "the canary to finish after the restart")
+            await wait_until(lambda: _promoted_after_restart(bus), 60, "the canary to finish, restarted")
             await assert_bus_matches_fresh_list(bus, sim, CLUSTER)
             assert watcher.stats.resyncs >= 2
             assert not task.done()

@@ -1,8 +1,9 @@
 """Telling every open page of a rollout about an action's outcome, through the channel layer.
 
 The rollout's own change reaches pages the usual way (the watcher sees it); this only carries the
-audit entry, to group ``actions.<sha1(key)[:16]>`` as ``{"type": "action.recorded", "entry": {...}}``,
-which ``dashboard.actions.consumers.ActionsConsumer`` forwards to browsers that may see the rollout.
+audit entry, to group ``actions.<sha1(LIVE_REDIS_PREFIX + key)[:16]>`` as
+``{"type": "action.recorded", "entry": {...}}``, which ``dashboard.actions.consumers.ActionsConsumer``
+forwards to browsers that may see the rollout.
 A lost message costs nothing but a live notice: the audit is in the database.
 
 Non-goal: the rollout's timeline store (``timeline.audit_events`` reads the audit for that).
@@ -15,6 +16,7 @@ import logging
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 
 from dashboard.actions.models import AuditEntry
 
@@ -23,7 +25,11 @@ ACTION_RECORDED = "action.recorded"
 
 
 def actions_group(key: str) -> str:
-    return "actions." + hashlib.sha1(key.encode()).hexdigest()[:16]
+    """The group of the pages following ``key``'s actions. The bus's prefix is part of it, as in
+    ``stream_group``: installations sharing a Redis (and so rollouts of the same name) do not ring each
+    other's pages."""
+    scoped = str(settings.LIVE_REDIS_PREFIX) + key
+    return "actions." + hashlib.sha1(scoped.encode()).hexdigest()[:16]
 
 
 def entry_json(entry: AuditEntry, result: AuditEntry | None = None) -> dict[str, Any]:

@@ -32,3 +32,13 @@ async def test_the_outcome_reaches_every_open_page_live(sim: Any, eager: None) -
     events = await sync_to_async(audit_events)("sim/shop/checkout")
     assert [e["title"] for e in events] == ["olivia: abort — done"]
     await sync_to_async(connections.close_all)()  # leave no connection in the shared executor thread
+
+
+def test_installations_sharing_a_redis_do_not_ring_each_others_action_pages(settings: Any) -> None:
+    from dashboard.actions.live import actions_group
+
+    settings.LIVE_REDIS_PREFIX = "team-a:"
+    ours = actions_group("prod/shop/checkout")
+    settings.LIVE_REDIS_PREFIX = "team-b:"
+    assert actions_group("prod/shop/checkout") != ours
+    assert actions_group("prod/shop/checkout") == actions_group("prod/shop/checkout")

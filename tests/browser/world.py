@@ -23,6 +23,7 @@ from typing import Any
 
 from kubesim.testing import running_kubesim
 from tests.browser.conftest import PASSWORD, SHOTS, Server, WatcherThread, snapshot
+from tests.conftest import restore_migrated_rows
 
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
 CLUSTER = "sim"
@@ -201,15 +202,6 @@ def _drain(stream: Any, path: Path) -> None:
             sink.flush()
 
 
-def _restore_migrated_rows() -> None:
-    """The rows data migrations create (the built-in roles), which a flush removes and later tests expect."""
-    import importlib
-
-    from django.apps import apps
-
-    importlib.import_module("dashboard.access.migrations.0002_builtin_roles").create(apps, None)
-
-
 def _users() -> None:
     from django.contrib.auth.models import User
 
@@ -293,7 +285,7 @@ def world(
         if keys:
             client.delete(*keys)
         call_command("flush", interactive=False, verbosity=0)
-        _restore_migrated_rows()
+        restore_migrated_rows()
         from django.db import connections
 
         for conn in connections.all():  # the watcher thread's pooled connections too
