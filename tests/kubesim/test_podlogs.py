@@ -124,15 +124,26 @@ def test_the_failing_scenarios_canaries_log_errors_at_their_measured_rate() -> N
 
 def test_kubectl_logs_prints_the_pods_lines_with_tail_and_since(sim: KubesimHandle) -> None:
     running_pod(sim, "logs-read", "web-2abc-x")
-    out = kubectl(sim, "logs", "-n", "logs-read", "web-2abc-x").stdout.splitlines()
+
+    def logs(*args: str) -> list[str]:
+        return kubectl(sim, "logs", "-n", "logs-read", "web-2abc-x", *args).stdout.splitlines()
+
+    out = logs()
     assert 38 <= len(out) <= 42 and out[1] == 'level=info msg="listening on :8080"'
-    assert kubectl(sim, "logs", "-n", "logs-read", "web-2abc-x", "--tail=3").stdout.splitlines() == out[-3:]
-    recent = kubectl(sim, "logs", "-n", "logs-read", "web-2abc-x", "--since=5s").stdout.splitlines()
-    assert 4 <= len(recent) <= 6 and recent == out[-len(recent) :]
-    stamped = kubectl(sim, "logs", "-n", "logs-read", "web-2abc-x", "--tail=1", "--timestamps").stdout
-    stamp, _, text = stamped.strip().partition(" ")
+    tail = logs("--tail=3")
+    recent = logs("--since=5s")
+    stamped = logs("--tail=1", "--timestamps")
+    after = logs()  # the pod writes a line a second: each read ends somewhere between `out` and `after`
+    assert after[: len(out)] == out
+
+    def ends_between(lines: list[str]) -> bool:
+        return any(after[end - len(lines) : end] == lines for end in range(len(out), len(after) + 1))
+
+    assert len(tail) == 3 and ends_between(tail)
+    assert 4 <= len(recent) <= 6 and ends_between(recent)
+    stamp, _, text = stamped[0].partition(" ")
     assert stamp.endswith("000Z") and datetime.fromisoformat(stamp[:26] + "+00:00") <= datetime.now(UTC)
-    assert text == out[-1]
+    assert ends_between([text])
 
 
 def test_a_canary_of_a_failing_scenario_logs_errors(sim: KubesimHandle) -> None:
