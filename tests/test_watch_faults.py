@@ -4,10 +4,11 @@ has no duplicated or missing step transitions, and the watcher is still running.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -85,6 +86,19 @@ async def test_a_silent_stream_is_noticed_and_restarted(redis_url: str, redis_pr
             await assert_bus_matches_fresh_list(bus, sim, CLUSTER)
             assert not task.done()
     await bus.close()
+
+
+@contextlib.asynccontextmanager
+async def _within(seconds: float, what: str) -> AsyncIterator[None]:
+    """Fail with the await the test was stuck on (pytest-timeout's 300 s shows only the event loop's select;
+    this one hung once in some hundred runs under heavy load)."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError as error:
+        raise AssertionError(
+            f"{what}: still running after {seconds} s (the traceback shows where)"
+        ) from error
 
 
 async def _promoted_on(bus: RedisBus) -> bool:
@@ -177,7 +191,13 @@ async def test_a_second_watcher_stands_by_and_takes_over_when_the_leader_dies(
         return RedisLease(redis_url, prefix=redis_prefix, cluster=CLUSTER, ttl_seconds=2, renew_seconds=0.3)
 
     with running_kubesim(["healthy-canary"], speed=15, bookmark_interval=1.0) as sim:
-        async with watching(sim, cluster=CLUSTER, bus=bus, lease=lease()) as (first, first_task):
+        async with (
+            _within(150, "the take-over"),
+            watching(sim, cluster=CLUSTER, bus=bus, lease=lease()) as (
+                first,
+                first_task,
+            ),
+        ):
             await wait_until(lambda: first.leader and first.stats.published, 20, "the first to lead")
             async with watching(sim, cluster=CLUSTER, bus=bus, lease=lease()) as (second, second_task):
                 await asyncio.sleep(1.5)
@@ -190,4 +210,5 @@ async def test_a_second_watcher_stands_by_and_takes_over_when_the_leader_dies(
                 await wait_until(lambda: _promoted_on(bus), 60, "the canary to finish under the new leader")
                 await assert_bus_matches_fresh_list(bus, sim, CLUSTER)
                 assert not second_task.done()
-    await bus.close()
+    async with _within(15, "closing the bus"):
+        await bus.close()

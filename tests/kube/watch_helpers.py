@@ -128,8 +128,25 @@ async def watching(
         yield watcher, task
     finally:
         task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        stopped, _ = await asyncio.wait({task}, timeout=STOP_WITHIN)
         await api.close()
+        if not stopped:  # a watcher that ignores its cancellation would also ignore SIGTERM: name where
+            raise AssertionError(
+                f"the watcher did not stop within {STOP_WITHIN} s of being cancelled:\n{_stacks()}"
+            )
+
+
+STOP_WITHIN = 15.0
+
+
+def _stacks() -> str:
+    """Where every pending task of this loop waits: the diagnosis of a hang, in the failure itself."""
+    lines = []
+    for pending in asyncio.all_tasks():
+        frames = pending.get_stack(limit=8)
+        where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
+        lines.append(f"  {pending.get_name()}: {where}")
+    return "\n".join(sorted(lines))
 
 
 def redis_bus_and_lease(
