@@ -9,10 +9,12 @@ import pytest
 
 from dashboard.history.models import Outcome, Release, TimelineEvent
 from dashboard.history.recorder import Recorder
+from dashboard.kube.watch import WatchSettings
 from kubesim.testing import running_kubesim
 from tests.kube.watch_helpers import (
     assert_bus_matches_fresh_list,
     db,
+    fresh_views,
     history_problems,
     redis_bus_and_lease,
     timeline,
@@ -140,7 +142,6 @@ async def test_rerender_race_supersedes_the_first_render_and_restarts_at_step_ze
     assert view["gitops"]["application"].endswith("/frontend")
 
 
-
 async def test_rerender_race_is_raised_live_on_the_snapshot_the_timeline_and_the_fleet_row(
     redis_url: str, redis_prefix: str
 ) -> None:
@@ -159,3 +160,34 @@ async def test_rerender_race_is_raised_live_on_the_snapshot_the_timeline_and_the
     severities = [f["severity"] for f in view["findings"]]
     assert row["findings"] == {s: severities.count(s) for s in ("critical", "warning", "info")}
     assert row["findings"]["critical"] >= 1
+
+
+async def test_every_builtin_scenario_at_once_reaches_the_bus_as_the_demo_runs_them(
+    redis_url: str, redis_prefix: str
+) -> None:
+    # The demo's default: dozens of watches at once (the scoped ones per namespace). Each holds its
+    # connection for life, so a connection-pool limit once starved the lists behind them: an empty fleet.
+    from dashboard.demo import DEFAULT_SCENARIOS
+
+    cluster = "all"
+    bus, lease = redis_bus_and_lease(redis_url, redis_prefix, cluster)
+    try:
+        with running_kubesim(list(DEFAULT_SCENARIOS), speed=1, bookmark_interval=1.0) as sim:
+            # Production's watch timeouts: a watch holds its connection for minutes, as in a real cluster.
+            async with watching(
+                sim, cluster=cluster, bus=bus, lease=lease, watch_settings=WatchSettings()
+            ) as (
+                watcher,
+                task,
+            ):
+                await wait_until(lambda: watcher._ready.is_set(), 60, "the initial list of every kind")
+                assert len(watcher._scoped) > 40  # what made it starve: more watches than the old pool
+                rollouts = set(fresh_views(sim, cluster))  # the scenarios keep moving: compare names only
+
+                async def all_published() -> bool:
+                    return rollouts <= set(await bus.snapshots(cluster))
+
+                await wait_until(all_published, 30, f"all {len(rollouts)} rollouts on the bus")
+                assert not task.done()
+    finally:
+        await bus.close()

@@ -152,7 +152,11 @@ class KubeApi:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self._ssl(), limit=50),
+                # No pool limit: every watch holds its connection for its whole life, so a limit below the
+                # number of watches (one per kind, plus the scoped ones per namespace) starves the lists
+                # queued behind them. With every demo scenario, 50 were taken by watches and the initial
+                # list of Deployments never started: the fleet stayed empty.
+                connector=aiohttp.TCPConnector(ssl=self._ssl(), limit=0),
                 # Watch events are single lines; allow objects of several MB (annotations can be huge).
                 read_bufsize=2**22,
             )

@@ -118,10 +118,11 @@ async def watching(
     lease: Lease,
     recorder: Recorder | None = None,
     settings: PipelineSettings = PipelineSettings(),  # noqa: B008
+    watch_settings: WatchSettings = FAST_WATCH,
 ) -> AsyncIterator[tuple[Watcher, asyncio.Task[None]]]:
     api = await KubeApi.connect(str(sim.kubeconfig))
     watcher = Watcher(
-        cluster, bus=bus, lease=lease, recorder=recorder, settings=settings, watch_settings=FAST_WATCH
+        cluster, bus=bus, lease=lease, recorder=recorder, settings=settings, watch_settings=watch_settings
     )
     task = asyncio.create_task(watcher.run(api))
     try:
