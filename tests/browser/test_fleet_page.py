@@ -76,7 +76,7 @@ def test_rows_update_in_place_without_reload(page: Any, server: Server) -> None:
     page.evaluate("window.__marker = 1")
     _publish([samples.paused_canary() | {"status": "Degraded", "message": "RolloutAborted: aborted"}])
     page.wait_for_selector(
-        "tr.row[data-key='prod-eu/payments/payments-api'][data-status=Degraded]", timeout=2000
+        "tr.row[data-key='prod-eu/payments/payments-api'][data-status=Degraded]", timeout=10_000
     )
     assert page.evaluate("window.__marker") == 1
 

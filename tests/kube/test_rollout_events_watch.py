@@ -37,7 +37,14 @@ async def test_an_aborted_rollouts_events_are_in_its_view_and_on_its_timeline(
                     ]
 
                 (view,) = await wait_until(aborted, 60, "the RolloutAborted event in the view")
-                await asyncio.to_thread(recorder.flush)
+
+                async def recorded_aborted() -> list[tuple[str, str]]:
+                    # The recorder takes the view after the bus has it: flush until it has been handed over.
+                    await asyncio.to_thread(recorder.flush)
+                    rows = await db(kube_events, cluster, view["name"])
+                    return rows if any(t.startswith("RolloutAborted: ") for t, _ in rows) else []
+
+                recorded = await wait_until(recorded_aborted, 15, "the RolloutAborted event in the history")
     finally:
         await asyncio.to_thread(recorder.stop)
         await bus.close()
@@ -51,6 +58,5 @@ async def test_an_aborted_rollouts_events_are_in_its_view_and_on_its_timeline(
     aborted_event = next(e for e in view["events"] if e["reason"] == "RolloutAborted")
     assert aborted_event["type"] == "Warning"
     assert aborted_event["message"].startswith("Rollout aborted update to revision 2: Step-based analysis")
-    recorded = await db(kube_events, cluster, view["name"])
     assert ("RolloutStepCompleted: Rollout step 1/5 completed (setWeight: 25)", "Normal") in recorded
     assert any(title.startswith("RolloutAborted: ") and kind == "Warning" for title, kind in recorded)
