@@ -197,19 +197,27 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
     return found
 
 
+# What a view may change on its release (``_apply_view`` says whether any of it did).
+_FROM_VIEW = (
+    "revision",
+    "images",
+    "steps_reached",
+    "step_count",
+    "outcome",
+    "ended_at",
+    "git_revision",
+    "rollout_uid",
+    "labels",
+)
+
+
+def _from_view(release: Release) -> tuple[Any, ...]:
+    return tuple(getattr(release, field) for field in _FROM_VIEW)
+
+
 def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool:
     """Bring the current release up to date with its view; True when something changed."""
-    before = (
-        release.revision,
-        release.images,
-        release.steps_reached,
-        release.step_count,
-        release.outcome,
-        release.ended_at,
-        release.git_revision,
-        release.rollout_uid,
-        release.labels,
-    )
+    before = _from_view(release)
     revision = view.get("revision")
     if isinstance(revision, int) and not isinstance(revision, bool):
         release.revision = revision
@@ -240,18 +248,7 @@ def _apply_view(release: Release, view: Mapping[str, Any], at: datetime) -> bool
     labels = view.get("labels")
     if isinstance(labels, Mapping):
         release.labels = {str(k): str(v) for k, v in labels.items()}
-    after = (
-        release.revision,
-        release.images,
-        release.steps_reached,
-        release.step_count,
-        release.outcome,
-        release.ended_at,
-        release.git_revision,
-        release.rollout_uid,
-        release.labels,
-    )
-    return before != after
+    return before != _from_view(release)
 
 
 def _outcome(view: Mapping[str, Any], pod_hash: str) -> Outcome:
