@@ -284,13 +284,18 @@ GROUP BY ROLLUP (1) ORDER BY 1 NULLS LAST
 
 def lead_time(scope: _Scope) -> dict[str, Any]:
     """Merge → fully promoted, in seconds (median and 90th percentile), for deployments with a known merge."""
-    return _timed_series(scope.run(_LEAD_SQL, promoted=Outcome.PROMOTED.value), "releases")
+    rows = scope.run(_LEAD_SQL, promoted=Outcome.PROMOTED.value)
+    return _rolled_up(rows, ("releases", "medianSeconds", "p90Seconds"))
 
 
-def _timed_series(rows: Sequence[tuple[Any, ...]], count_name: str) -> dict[str, Any]:
-    series, summary = [], {count_name: 0, "medianSeconds": None, "p90Seconds": None}
-    for bucket, count, median, p90 in rows:
-        point = {count_name: count, "medianSeconds": _num(median), "p90Seconds": _num(p90)}
+def _rolled_up(rows: Sequence[tuple[Any, ...]], names: Sequence[str]) -> dict[str, Any]:
+    """``GROUP BY ROLLUP (bucket)`` rows: the NULL bucket is the period's summary, the others its series.
+    Counts default to 0 and ``…Seconds`` to None (an empty period)."""
+    summary: dict[str, Any] = {name: None if name.endswith("Seconds") else 0 for name in names}
+    series: list[dict[str, Any]] = []
+    for bucket, *values in rows:
+        pairs = zip(names, values, strict=True)
+        point = {name: _num(v) if name.endswith("Seconds") else v for name, v in pairs}
         if bucket is None:
             summary = point
         else:
@@ -329,19 +334,7 @@ GROUP BY ROLLUP (1) ORDER BY 1 NULLS LAST
 def time_to_restore(scope: _Scope) -> dict[str, Any]:
     """Incidents (entered Degraded) and the time until the rollout was next Healthy, in seconds."""
     rows = scope.run(_RESTORE_SQL, phase=tl.PHASE_CHANGED, lookback=scope.filters.start - INCIDENT_LOOKBACK)
-    series, summary = [], {"incidents": 0, "open": 0, "medianSeconds": None, "p90Seconds": None}
-    for bucket, incidents, still_open, median, p90 in rows:
-        point = {
-            "incidents": incidents,
-            "open": still_open,
-            "medianSeconds": _num(median),
-            "p90Seconds": _num(p90),
-        }
-        if bucket is None:
-            summary = point
-        else:
-            series.append({"bucket": _bucket(bucket), **point})
-    return {"summary": summary, "series": series}
+    return _rolled_up(rows, ("incidents", "open", "medianSeconds", "p90Seconds"))
 
 
 _STEPS_SQL = """
