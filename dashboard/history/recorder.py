@@ -88,7 +88,8 @@ def record_batch(items: Sequence[Item]) -> None:
             ).update(rolled_back_at=when)
 
 
-_UPDATED_FIELDS = (
+# What a view may change on its release (``_apply_view`` says whether any of it did), and what is saved.
+_FROM_VIEW = (
     "revision",
     "images",
     "steps_reached",
@@ -98,8 +99,8 @@ _UPDATED_FIELDS = (
     "git_revision",
     "rollout_uid",
     "labels",
-    "updated_at",
 )
+_UPDATED_FIELDS = (*_FROM_VIEW, "updated_at")
 
 
 def _update_releases(releases: Iterable[Release]) -> None:
@@ -195,20 +196,6 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
         if key in wanted:
             found[key] = row
     return found
-
-
-# What a view may change on its release (``_apply_view`` says whether any of it did).
-_FROM_VIEW = (
-    "revision",
-    "images",
-    "steps_reached",
-    "step_count",
-    "outcome",
-    "ended_at",
-    "git_revision",
-    "rollout_uid",
-    "labels",
-)
 
 
 def _from_view(release: Release) -> tuple[Any, ...]:
