@@ -198,6 +198,9 @@ class _Scope:
         with transaction.atomic(), connection.cursor() as cursor:
             # The windows and percentiles sort a period's events: in memory, not in temporary files.
             cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+            # These statements' estimated costs pass PostgreSQL's JIT threshold, and compiling them took
+            # longer (up to 1.2 s at a year of 100k releases) than running them (about 0.1–0.7 s).
+            cursor.execute("SET LOCAL jit = off")
             cursor.execute(self.sql(template), params)
             return list(cursor.fetchall())
 
@@ -406,16 +409,18 @@ WITH raised AS (
            left(e.dedupe || ':cleared', 255) AS clear_key, r.cluster, r.namespace, r.rollout
     FROM dashboard_timelineevent e JOIN dashboard_release r ON r.id = e.release_id
     WHERE e.kind = %(raised)s AND e.at >= %(start)s AND e.at < %(end)s AND e.release_id IN ({releases})
-), cleared AS (
-    SELECT x.dedupe, x.at, rx.cluster, rx.namespace, rx.rollout
-    FROM dashboard_timelineevent x JOIN dashboard_release rx ON rx.id = x.release_id
-    WHERE x.kind = %(cleared)s AND x.at >= %(start)s
-), paired AS (
-    SELECT raised.id, raised.at, raised.code, raised.severity, min(cleared.at) AS cleared_at
-    FROM raised LEFT JOIN cleared
-      ON cleared.dedupe = raised.clear_key AND cleared.cluster = raised.cluster
-     AND cleared.namespace = raised.namespace AND cleared.rollout = raised.rollout
-    GROUP BY raised.id, raised.at, raised.code, raised.severity
+), paired AS MATERIALIZED (  -- once, not once per aggregate that reads cleared_at
+    -- Each raise looks its clears up by key first (the partial index of clears by dedupe key: about one
+    -- row), then checks their rollout. OFFSET 0 keeps that order: the planner underestimates a rollout's
+    -- releases and would otherwise walk every one of them per raise.
+    SELECT raised.at, raised.code, raised.severity, (
+        SELECT min(c.at) FROM (
+            SELECT x.at, x.release_id FROM dashboard_timelineevent x
+            WHERE x.kind = %(cleared)s AND x.dedupe = raised.clear_key AND x.at >= %(start)s OFFSET 0
+        ) c JOIN dashboard_release rx ON rx.id = c.release_id
+        WHERE rx.cluster = raised.cluster AND rx.namespace = raised.namespace AND rx.rollout = raised.rollout
+    ) AS cleared_at
+    FROM raised
 )
 SELECT code, max(severity), count(*), count(*) FILTER (WHERE cleared_at IS NULL),
        percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM cleared_at - at))

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.apps import apps
 from django.db import connection, transaction
+from django.db.models import Model
 
 from dashboard.domain import timeline as tl
 
@@ -217,9 +219,8 @@ def seed_history(
                 "idempotency_key",
                 "detail",
                 "changes",
-                "requests",
             ),
-            [(*row, "[]", "{}", "{}", "", "", "{}", "[]") for row in audit_rows],
+            [(*row, "[]", "{}", "{}", "", "", "{}") for row in audit_rows],
         )
         for table in ("dashboard_release", "dashboard_timelineevent", "actions_auditentry", "gitops_commit"):
             _move_sequence(table)
@@ -229,13 +230,29 @@ def seed_history(
 
 
 def _copy(table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """COPY ``rows`` into ``table``; every other column gets its model field's default, so a field added
+    later (with a default) never breaks the generator."""
     if not rows:
         return
+    rest = [f for f in _model(table)._meta.concrete_fields if f.column not in columns and not f.primary_key]
+    missing = [f.column for f in rest if not f.has_default() and not f.null]
+    if missing:
+        raise RuntimeError(f"seed_history: no value for {table}.{', '.join(missing)}: add it to the seed")
+    extra = tuple(_copy_value(f.get_default()) for f in rest)
+    names = ", ".join((*columns, *(f.column for f in rest)))
     raw = connection.connection
     assert raw is not None
-    with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+    with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
         for row in rows:
-            copy.write_row(row)
+            copy.write_row((*row, *extra))
+
+
+def _model(table: str) -> type[Model]:
+    return next(m for m in apps.get_models() if m._meta.db_table == table)
+
+
+def _copy_value(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value
 
 
 def _events(
