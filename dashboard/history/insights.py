@@ -28,7 +28,9 @@ count only the rollouts they may see. Non-goals: presentation (``dashboard.web.i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -50,6 +52,9 @@ MAX_DAYS = 3 * 366
 _KEY = Concat("cluster", Value("/"), "namespace", Value("/"), "rollout", output_field=CharField())
 INCIDENT_LOOKBACK = timedelta(days=30)  # phase history read before the period, to tell an incident's start
 WORK_MEM = "64MB"
+# Statements in flight at once for one document: a few cores' worth, leaving most of a process's database
+# pool (DATABASE_POOL_SIZE, 10 by default) to other requests.
+PARALLEL = 3
 
 
 class InsightsError(ValueError):
@@ -161,16 +166,34 @@ def insights(filters: Filters, user: UserLike | None) -> dict[str, Any]:
     except EmptyResultSet:  # nothing visible (or a filter that can match nothing)
         ids_sql, ids_params = "SELECT NULL::bigint WHERE false", ()
     scope = _Scope(ids_sql, tuple(ids_params), filters)
-    return {
-        "filters": filters.to_dict(),
-        "releases": release_figures(scope),
-        "leadTime": lead_time(scope),
-        "restore": time_to_restore(scope),
-        "steps": step_times(scope),
-        "pauses": pause_times(scope),
-        "findings": finding_counts(scope),
-        "actors": actor_counts(filters, user),
+    figures: dict[str, Callable[[], Any]] = {
+        "releases": functools.partial(release_figures, scope),
+        "leadTime": functools.partial(lead_time, scope),
+        "restore": functools.partial(time_to_restore, scope),
+        "steps": functools.partial(step_times, scope),
+        "pauses": functools.partial(pause_times, scope),
+        "findings": functools.partial(finding_counts, scope),
+        "actors": functools.partial(actor_counts, filters, user),
     }
+    return {"filters": filters.to_dict(), **_together(figures)}
+
+
+def _together(figures: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each figure's statement, several at once on their own connections: they are independent, and
+    PostgreSQL runs one statement on one core. Inside a transaction they run in turn on its connection
+    (only it sees what the transaction wrote)."""
+    if connection.in_atomic_block:
+        return {name: figure() for name, figure in figures.items()}
+
+    def run(figure: Callable[[], Any]) -> Any:
+        try:
+            return figure()
+        finally:
+            connection.close()  # this thread's connection (back to the pool, when there is one)
+
+    with ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="insights") as pool:
+        futures = {name: pool.submit(run, figure) for name, figure in figures.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 @dataclass(frozen=True)
@@ -266,21 +289,20 @@ def _rate(part: int, whole: int) -> float | None:
 
 
 _LEAD_SQL = """
-SELECT date_trunc(%(bucket)s, x.promoted_at AT TIME ZONE 'UTC') AS bucket,
-       count(*) AS releases,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.seconds) AS median,
-       percentile_cont(0.9) WITHIN GROUP (ORDER BY x.seconds) AS p90
-FROM (
-    SELECT r.ended_at AS promoted_at, extract(epoch FROM r.ended_at - m.merged_at) AS seconds
+WITH deployed AS (
+    SELECT r.ended_at AS promoted_at, lower(r.git_revision) AS sha
     FROM dashboard_release r
-    CROSS JOIN LATERAL (
-        SELECT min(c.merged_at) AS merged_at FROM gitops_commit c
-        WHERE c.sha = lower(r.git_revision) AND c.merged_at IS NOT NULL
-    ) m
     WHERE r.id IN ({releases}) AND r.outcome = %(promoted)s AND r.ended_at > r.started_at
       AND r.ended_at >= %(start)s AND r.ended_at < %(end)s AND r.git_revision <> ''
-      AND m.merged_at IS NOT NULL
-) x
+), merged AS (  -- the deployed commits' first merges: one set to join, not one lookup per release
+    SELECT c.sha, min(c.merged_at) AS merged_at FROM gitops_commit c
+    WHERE c.merged_at IS NOT NULL AND c.sha IN (SELECT sha FROM deployed) GROUP BY c.sha
+)
+SELECT date_trunc(%(bucket)s, d.promoted_at AT TIME ZONE 'UTC') AS bucket,
+       count(*) AS releases,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.promoted_at - m.merged_at)) AS median,
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM d.promoted_at - m.merged_at)) AS p90
+FROM deployed d JOIN merged m ON m.sha = d.sha
 GROUP BY ROLLUP (1) ORDER BY 1 NULLS LAST
 """
 

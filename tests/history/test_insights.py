@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection, transaction
 
 from dashboard.access.models import Grant, Role
 from dashboard.actions.models import AuditEntry
@@ -289,3 +290,24 @@ def test_labels_and_rollbacks_survive_an_export_and_an_import() -> None:
     import_lines(lines)
     copy = Release.objects.get(pod_hash="a")
     assert (copy.labels, copy.rolled_back_at) == ({"team": "payments"}, at(3))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_figures_read_on_several_connections_at_once_equal_those_read_in_turn_in_a_transaction() -> None:
+    first = release("a", at(0), at(1), Outcome.ABORTED)
+    event(first, tl.PHASE_CHANGED, at(1), toStatus="Degraded")
+    event(first, tl.STEP_CHANGED, at(0.5), "step:1", toIndex=1)
+    event(first, tl.PAUSE_STARTED, at(0.6), "pause:1", reason="CanaryPauseStep")
+    event(first, tl.FINDING_RAISED, at(0.7), "finding:x", code="stuck-paused", severity="warning")
+    second = release("b", at(2), at(3))
+    event(second, tl.PHASE_CHANGED, at(3), toStatus="Healthy")
+    event(second, tl.FINDING_CLEARED, at(2.5), "finding:x:cleared", code="stuck-paused")
+    assert not connection.in_atomic_block  # so insights() reads its figures on several connections
+
+    together = figures()
+    with transaction.atomic():  # only this connection sees a transaction's rows: read in turn on it
+        in_turn = figures()
+
+    assert together == in_turn
+    assert together["releases"]["summary"]["finished"] == 2
+    assert together["findings"][0]["open"] == 0
