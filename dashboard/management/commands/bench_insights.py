@@ -56,9 +56,7 @@ class Command(BaseCommand):
     def _time(
         self, filters: ins.Filters, user: Any, repeat: int, days: int, label: tuple[str, str] | None
     ) -> None:
-        releases = ins.scoped_releases(filters, user)
-        ids_sql, ids_params = releases.order_by().values("id").query.sql_with_params()
-        scope = ins._Scope(ids_sql, tuple(ids_params), filters)
+        scope = ins._Scope.of(filters, user)
         queries: dict[str, Callable[[], Any]] = {
             "deployments + change failure rate": lambda: ins.release_figures(scope),
             "lead time": lambda: ins.lead_time(scope),
