@@ -23,6 +23,7 @@ import asyncio
 import gc
 import hashlib
 import json
+import random
 import re
 import sys
 import time
@@ -35,7 +36,7 @@ import aiohttp
 import orjson
 
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken"\s+value="([^"]+)"')
-RECONNECTS = 20
+RECONNECTS = 20  # failed connection attempts in a row before a client gives up
 OPENING_AT_ONCE = 4
 
 
@@ -85,6 +86,7 @@ class Client:
     connected: asyncio.Event = field(default_factory=asyncio.Event)
     last_id: str | None = None
     fields: list[str] = field(default_factory=list)
+    opened: bool = False
 
     def load(self, fields: list[str], rows: list[Any]) -> None:
         self.fields = fields
@@ -150,21 +152,25 @@ class Client:
         self.load(list(doc["fields"]), list(doc["rows"]))
         self.messages.append((str(doc["streamId"]), at))
         self.last_id = str(doc["streamId"])
+        failed = 0
         while not stop.is_set():
+            self.opened = False
             try:
                 await self._follow(stop)
             except (aiohttp.ClientError, OSError, RuntimeError) as error:
                 self.errors.append(f"{time.time():.3f} {error!r}")
-            if stop.is_set() or self.reconnects >= RECONNECTS:
+            failed = 0 if self.opened else failed + 1
+            if stop.is_set() or failed >= RECONNECTS:
                 return
             self.reconnects += 1
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(reconnect_delay(failed))
 
     async def _follow(self, stop: asyncio.Event) -> None:
         url = self.server.replace("http://", "ws://", 1) + "/ws/fleet/"
         async with self.session.ws_connect(
             url, headers={"Origin": self.server}, max_msg_size=64 * 2**20, heartbeat=None
         ) as ws:
+            self.opened = True
             await ws.send_str(json.dumps({"resume": self.last_id} if self.last_id else {}))
             stopping = asyncio.ensure_future(stop.wait())
             try:
@@ -194,6 +200,12 @@ class Client:
             "errors": self.errors[:20],
             "table": table_digest(self.table),
         }
+
+
+def reconnect_delay(failed: int) -> float:
+    """Seconds before the next attempt after ``failed`` failed attempts in a row, as ``live.js`` waits:
+    0.5 s, 1 s, 2 s … capped at 15 s, with ±25 % jitter so a restarted server is not hit all at once."""
+    return min(15.0, 0.5 * 2**failed) * (0.75 + random.random() * 0.5)
 
 
 def table_digest(table: dict[str, str]) -> str:
