@@ -205,7 +205,11 @@ class _LiveConsumer(AsyncWebsocketConsumer):
     async def resume_from(self, stream_id: str) -> bool:
         """Replay what the client missed since ``stream_id``; False when only a snapshot will do."""
         assert self.follower is not None and self.subscription is not None
-        if self.follower.replay(self.subscription, stream_id):  # recent: from the follower's buffer
+        # Recent: from the follower's buffer (read into it once, when every page of a restarted process
+        # resumes from before its follower started).
+        if self.follower.replay(self.subscription, stream_id) or (
+            await self.follower.backfill(stream_id) and self.follower.replay(self.subscription, stream_id)
+        ):
             self.cursor = stream_id
             await self.send_json({"type": "resumed", "streamId": stream_id})
             return True
