@@ -247,10 +247,19 @@ class FleetConsumer(_LiveConsumer):
 
     async def send_snapshot(self) -> None:
         # The same compact rows as the page's rows document, from the process's fleet index.
-        self.cursor, rows = await data.fleet_rows_for(self.user)
-        await self.send_json(
-            {"type": "snapshot", "streamId": self.cursor, "fields": list(FIELDS), "rows": rows}
+        self.cursor, rows = await data.fleet_row_texts_for(self.user)
+        text = b"".join(
+            (
+                b'{"type":"snapshot","streamId":',
+                orjson.dumps(self.cursor),
+                b',"fields":',
+                orjson.dumps(FIELDS),
+                b',"rows":[',
+                b",".join(rows),
+                b"]}",
+            )
         )
+        await self.send(text_data=text.decode())
 
     async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
         self.cursor = entries[-1][0]

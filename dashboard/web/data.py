@@ -427,9 +427,16 @@ def _warmed(task: asyncio.Task[Any]) -> None:
 async def fleet_rows_for(user: Any) -> tuple[str, list[list[Any]]]:
     """(stream id, the compact rows ``user`` may see) — for the fleet websocket's snapshot."""
     version = await fleet_index.refresh()
+    return version, fleet_index.values(_visible_keys(user))
+
+
+async def fleet_row_texts_for(user: Any) -> tuple[str, list[bytes]]:
+    """(stream id, the encoded compact rows ``user`` may see) — the fleet websocket's snapshot, joined
+    rather than decoded and encoded again."""
+    version = await fleet_index.refresh()
     keys = _visible_keys(user)
     rows = fleet_index.rows
-    return version, [rows[k] for k in keys] if keys is not None else list(rows.values())
+    return version, [rows[k] for k in keys if k in rows] if keys is not None else list(rows.values())
 
 
 async def fleet_document(user: Any, gzipped: bool) -> tuple[bytes, bool]:
