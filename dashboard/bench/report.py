@@ -234,6 +234,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
     burst = (raw.get("capacity") or {}).get("updates", 0) * len(reports)
     rows_delivered = max(0, sum(r["rows_received"] for r in reports) - burst)
     memory = _memory(raw["samples"])
+    memory["redis_run_keys_mb"] = raw.get("redis_keys_mb") or {}  # the run's own keys, at the end
     page = raw.get("page", {})
     result: dict[str, Any] = {
         "command": "python manage.py bench " + " ".join(getattr(config, "argv", [])),
@@ -474,7 +475,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"{page.get('rows', {}).get('median_ms')} ms; first render {first_render_text(page)}",
         "memory (peak RSS MB): "
         + ", ".join(f"{k} {v}" for k, v in result["memory"]["peak_rss_mb"].items())
-        + f"; Redis used {result['memory']['redis_used_peak_mb']} MB",
+        + f"; Redis used {result['memory']['redis_used_peak_mb']} MB (the whole server; the run's keys "
+        + f"{round(sum((result['memory'].get('redis_run_keys_mb') or {}).values()), 1)} MB at the end)",
         "CPU cores during churn: "
         + ", ".join(f"{k} {v}" for k, v in result["cpu_cores_during_churn"].items()),
     ]

@@ -161,6 +161,7 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         log("checking every client's table against the simulators' objects …")
         raw["expected"] = asyncio.run(expected_rows(state.clusters))
         raw["bus_rows"] = _bus_rows(config, state)
+        raw["redis_keys_mb"] = _redis_keys_mb(config, state)
         watcher_logs = {p.name: p.log_path for p in state.watchers}
         processes.close()
         raw["watcher_changes"] = {name: _watcher_changes(path) for name, path in watcher_logs.items()}
@@ -787,6 +788,20 @@ def _bus_rows(config: BenchConfig, state: RunState) -> dict[str, str]:
     client = redis.Redis.from_url(config.redis_url)
     raw = client.hgetall(f"{state.prefix}fleet")
     return {k.decode(): canonical(present(json.loads(v), now)) for k, v in raw.items()}
+
+
+def _redis_keys_mb(config: BenchConfig, state: RunState) -> dict[str, float]:
+    """The memory of the run's own Redis keys by key (MEMORY USAGE, every element counted): Redis's
+    ``used_memory`` is the whole server's, other databases on it included."""
+    import redis
+
+    client = redis.Redis.from_url(config.redis_url, socket_timeout=60)
+    sizes: dict[str, float] = {}
+    for key in client.scan_iter(match=f"{state.prefix}*", count=1000):
+        used = client.memory_usage(key, samples=0) or 0
+        name = key.decode().removeprefix(state.prefix)
+        sizes[name] = round(used / 2**20, 1)
+    return dict(sorted(sizes.items(), key=lambda item: -item[1])[:10])
 
 
 def _watcher_changes(path: Path) -> int | None:
