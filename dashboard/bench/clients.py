@@ -37,6 +37,8 @@ import orjson
 
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken"\s+value="([^"]+)"')
 RECONNECTS = 20  # failed connection attempts in a row before a client gives up
+RESTART_CODES = (1001, 1012)  # going away, service restart: the server is back in seconds
+RESTART_RETRY_SECONDS = 30.0
 OPENING_AT_ONCE = 4
 CONNECT_SECONDS = 280  # every client loaded and connected (the harness waits 300 s)
 
@@ -89,6 +91,7 @@ class Client:
     last_id: str | None = None
     fields: list[str] = field(default_factory=list)
     opened: bool = False
+    close_code: int | None = None
 
     def load(self, fields: list[str], rows: list[Any]) -> None:
         self.fields = fields
@@ -154,18 +157,22 @@ class Client:
         self.load_document(body)
         self.messages.append((self.last_id or "0-0", at))
         del body  # (it would otherwise live as long as this coroutine)
-        failed = 0
+        failed, restarting_until = 0, 0.0
         while not stop.is_set():
-            self.opened = False
+            self.opened, self.close_code = False, None
             try:
                 await self._follow(stop)
             except (aiohttp.ClientError, OSError, RuntimeError) as error:
                 self.errors.append(f"{time.time():.3f} {error!r}")
             failed = 0 if self.opened else failed + 1
-            if stop.is_set() or failed >= RECONNECTS:
+            if self.opened:
+                restarting_until = 0.0
+            if self.close_code in RESTART_CODES:
+                restarting_until = time.monotonic() + RESTART_RETRY_SECONDS
+            if stop.is_set() or (failed >= RECONNECTS and time.monotonic() >= restarting_until):
                 return
             self.reconnects += 1
-            await asyncio.sleep(reconnect_delay(failed))
+            await asyncio.sleep(reconnect_delay(failed, restarting=time.monotonic() < restarting_until))
 
     def load_document(self, body: bytes) -> None:
         """Load the rows document; pages that got the same document (the server caches it per fleet
@@ -198,6 +205,7 @@ class Client:
                         return
                     message = receiving.result()
                     if message.type != aiohttp.WSMsgType.TEXT:
+                        self.close_code = ws.close_code
                         raise RuntimeError(f"websocket closed ({message.type.name}, code {ws.close_code})")
                     at = time.time()
                     self.bytes_received += len(message.data)
@@ -218,10 +226,12 @@ class Client:
         }
 
 
-def reconnect_delay(failed: int) -> float:
+def reconnect_delay(failed: int, restarting: bool = False) -> float:
     """Seconds before the next attempt after ``failed`` failed attempts in a row, as ``live.js`` waits:
-    0.5 s, 1 s, 2 s … capped at 15 s, with ±25 % jitter so a restarted server is not hit all at once."""
-    return min(15.0, 0.5 * 2**failed) * (0.75 + random.random() * 0.5)
+    0.5 s, 1 s, 2 s … capped at 15 s; ~0.5 s while the server said it is restarting (close code 1012 or
+    1001, for 30 s); ±25 % jitter so a restarted server is not hit all at once."""
+    base = 0.5 if restarting else min(15.0, 0.5 * 2**failed)
+    return base * (0.75 + random.random() * 0.5)
 
 
 def table_digest(table: dict[str, str]) -> str:

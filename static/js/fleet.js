@@ -200,33 +200,65 @@
       count(Object.keys(clusters).length, "cluster") + " · " + count(Object.keys(namespaces).length, "namespace");
   }
 
+  // The display lists of the last few filter states, kept until the rows, their order or the row heights
+  // change (``generation``): deleting what was just typed finds its list ready. Typing further narrows
+  // the last list rather than the whole fleet, and when it matched the same rows the table stays as drawn.
+  var views = new Map(), generation = 0, last = null, typing = false;
+  var VIEWS_KEPT = 32;
+
+  function filterState() {
+    return [generation, filter.group, filter.cluster, filter.namespace, filter.fav, expanded.healthy, !!filter.q].join("\u0000");
+  }
+
+  function displayList(state) {
+    var key = state + "\u0000" + filter.q, view = views.get(key);
+    if (view) return view;
+    // A longer query of plain words matches a subset of what the shorter one matched (label terms
+    // compare keys exactly, so "team=a" → "team=ab" is no narrowing and reads the whole fleet).
+    var narrowing = last && last.state === state && filter.q.indexOf(last.q) === 0 && !/[=:]/.test(filter.q);
+    var source = narrowing ? last.keys : ordered, keys = [], shown = [];
+    for (var i = 0; i < source.length; i++) {
+      var row = rows[source[i]];
+      if (row && matches(row)) { keys.push(source[i]); shown.push(row); }
+    }
+    if (narrowing && keys.length === last.keys.length) {
+      view = { state: state, q: filter.q, keys: last.keys, items: last.items, offsets: last.offsets };
+    } else {
+      var list = [], byGroup = {};
+      shown.forEach(function (r) { (byGroup[groupOf(r)] = byGroup[groupOf(r)] || []).push(r); });
+      groups.forEach(function (g) {
+        var members = byGroup[g.name];
+        if (!members) return;
+        var open = isOpen(g);
+        list.push({ group: g, open: open, count: members.length });
+        if (open) members.forEach(function (r) { list.push({ key: r.key }); });
+      });
+      var tops = [0];
+      list.forEach(function (item, n) { tops.push(tops[n] + (item.key ? ROW_H : GROUP_H)); });
+      view = { state: state, q: filter.q, keys: keys, items: list, offsets: tops };
+    }
+    views.set(key, view);
+    if (views.size > VIEWS_KEPT) views.delete(views.keys().next().value);
+    return view;
+  }
+
   function render() {
     renderQueued = false;
-    if (reorder) sortRows();
-    var shown = [];
-    for (var i = 0; i < ordered.length; i++) {
-      var row = rows[ordered[i]];
-      if (row && matches(row)) shown.push(row);
-    }
-    items = [];
-    var byGroup = {};
-    shown.forEach(function (r) { (byGroup[groupOf(r)] = byGroup[groupOf(r)] || []).push(r); });
-    groups.forEach(function (g) {
-      var members = byGroup[g.name];
-      if (!members) return;
-      var open = isOpen(g);
-      items.push({ group: g, open: open, count: members.length });
-      if (open) members.forEach(function (r) { items.push({ key: r.key }); });
-    });
-    offsets = [0];
-    items.forEach(function (item, i) { offsets.push(offsets[i] + (item.key ? ROW_H : GROUP_H)); });
+    if (reorder) { sortRows(); generation++; views.clear(); last = null; }
+    var view = displayList(filterState());
+    var unchanged = typing && last && view.items === last.items && drawn[0] >= 0;
+    typing = false;
+    last = view;
+    document.getElementById("fleet-shown").textContent = "Showing " + view.keys.length + " of " + ordered.length;
+    if (unchanged) return;  // the same rows as drawn: nothing on screen changes
+    items = view.items;
+    offsets = view.offsets;
     windowed = items.length > WINDOW_FROM;
     body.classList.toggle("windowed", windowed);
     drawn = [-1, -1];
     drawWindow();
-    if (measure()) { render(); return; }
-    document.getElementById("fleet-empty").hidden = shown.length > 0;
-    document.getElementById("fleet-shown").textContent = "Showing " + shown.length + " of " + ordered.length;
+    if (measure()) { generation++; views.clear(); last = null; render(); return; }
+    document.getElementById("fleet-empty").hidden = view.keys.length > 0;
   }
 
   // Row heights come from the stylesheet (cells never wrap); take them from the first drawn rows so the
@@ -369,8 +401,10 @@
       var old = rows[row.key];
       rows[row.key] = row;
       var tr = trs[row.key];
+      // (A row whose searchable text changed may match a filter differently: the kept lists are redone.)
       var moved = !old || groupOf(old) !== groupOf(row) || old.startedAt !== row.startedAt ||
-        old.findings.critical !== row.findings.critical || old.findings.warning !== row.findings.warning;
+        old.findings.critical !== row.findings.critical || old.findings.warning !== row.findings.warning ||
+        searchText(old) !== searchText(row);
       if (moved || matches(old) !== matches(row)) structural = true;
       else if (tr) {  // rows outside the drawn window are drawn when scrolled to
         var fresh = buildRow(row), at = nodes.indexOf(tr);
@@ -406,7 +440,7 @@
     });
     var search = document.getElementById("fleet-search");
     search.value = filter.q;
-    search.addEventListener("input", function () { filter.q = search.value.trim(); syncUrl(); scheduleRender(); });
+    search.addEventListener("input", function () { filter.q = search.value.trim(); typing = true; syncUrl(); scheduleRender(); });
     ["cluster", "namespace"].forEach(function (name) {
       var select = document.getElementById("fleet-" + name);
       select.value = filter[name];

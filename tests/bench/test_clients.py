@@ -53,3 +53,11 @@ def test_pages_given_the_same_rows_document_share_its_decoding_but_not_their_tab
     assert len(clients._DOCUMENTS) == 1
     assert second.last_id == "3-0" and second.fields == FIELDS
     assert second.table == {"c/n/a": clients.canonical(["c/n/a", "Healthy", "4/4"])}  # not the first's update
+
+
+def test_a_page_told_the_server_restarts_retries_every_half_second_not_with_a_growing_backoff() -> None:
+    from dashboard.bench.clients import reconnect_delay
+
+    assert all(0.375 <= reconnect_delay(6, restarting=True) <= 0.625 for _ in range(50))
+    assert all(11.25 <= reconnect_delay(5) <= 15 * 1.25 for _ in range(50))
+    assert all(0.375 <= reconnect_delay(0) <= 0.625 for _ in range(50))

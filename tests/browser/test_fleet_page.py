@@ -120,5 +120,13 @@ def test_a_long_fleet_draws_only_the_rows_near_the_view_and_scrolls_through_ever
     assert len(seen) == 1500  # scrolling drew every row on the way down
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_function(f"() => document.querySelector('#fleet-body tr.row').dataset.key === {first!r}")
-    page.fill("#fleet-search", "svc-0004")
+    # Typed a key at a time (each narrows the last list), then deleted (each finds its list kept).
+    page.type("#fleet-search", "svc-0004")
     page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 10")
+    for shown in ("100", "1000", "1500", "1500"):
+        page.press("#fleet-search", "Backspace")
+        page.wait_for_function(
+            f"() => document.getElementById('fleet-shown').textContent === 'Showing {shown} of 1500'"
+        )
+    page.type("#fleet-search", "00042")
+    page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 1")
