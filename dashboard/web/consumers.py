@@ -45,7 +45,7 @@ from dashboard.live.bus import BusError, Entry, StreamTrimmed, parse_id
 from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
-from dashboard.web.fleet_index import FIELDS
+from dashboard.web.fleet_index import FIELDS, exact
 from dashboard.web.follower import FellBehind, StreamFollower, Subscription, follower_for
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def _fleet_row_json(key: str, stream_id: str, row: Mapping[str, Any]) -> bytes:
     together): with two hundred pages open, encoding each page's update was most of the process's CPU."""
     encoded = _rows.get((key, stream_id))
     if encoded is None:
-        encoded = _rows[(key, stream_id)] = orjson.dumps(fleet_row(row, data.now()), default=str)
+        encoded = _rows[(key, stream_id)] = exact(orjson.dumps(fleet_row(row, data.now()), default=str))
         while len(_rows) > _ROWS_KEPT:
             _rows.popitem(last=False)
     return encoded
