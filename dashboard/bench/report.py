@@ -27,6 +27,14 @@ TARGETS = {
     "first_render_ms": 1500.0,
     "watcher_rss_mb": 500.0,
     "fanout_ratio": 0.5,  # updates delivered to the clients per second, at capacity, vs the raw fan-out
+    # issue 23
+    "filter_keystroke_ms": 100.0,  # a keystroke in the fleet filter box → table repainted + next frame
+    "web_rss_mb": 500.0,
+    "redis_used_mb": 1024.0,
+    "rollout_first_byte_ms": 100.0,
+    "rollout_first_render_ms": 1000.0,
+    "history_first_byte_ms": 300.0,
+    "restart_resumed_seconds": 5.0,  # web SIGTERM → every open page reconnected and resumed
 }
 
 
@@ -173,6 +181,32 @@ def _capacity(burst: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str,
     }
 
 
+def _restart(restart: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The web restart: for each client of the restarted server, from the SIGTERM to its first message at
+    or past the last update published while the server was down (only a resume brings those)."""
+    if not restart or not restart.get("last_id"):
+        return dict(restart or {})
+    last = parse_stream_id(restart["last_id"])
+    mine = [r for r in reports if r["server"] == restart["server"]]
+    arrivals = [
+        next((float(at) for stream_id, at in r["messages"] if parse_stream_id(stream_id) >= last), None)
+        for r in mine
+    ]
+    done = sorted(at - restart["stopped_at"] for at in arrivals if at is not None)
+    figures = {
+        **{k: v for k, v in restart.items() if k != "stopped_at"},
+        "clients": len(mine),
+        "clients_resumed": len(done),
+    }
+    if not done or len(done) < len(mine):
+        return {**figures, "seconds_until_all_resumed": None}
+    return {
+        **figures,
+        "seconds_until_all_resumed": round(done[-1], 3),
+        "median_client_seconds": round(done[len(done) // 2], 3),
+    }
+
+
 def config_dict(config: Any) -> dict[str, Any]:
     """A run's settings for the report (a ``BenchConfig``), without the service URLs (they hold secrets)."""
     data = dataclasses.asdict(config)
@@ -200,6 +234,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
     burst = (raw.get("capacity") or {}).get("updates", 0) * len(reports)
     rows_delivered = max(0, sum(r["rows_received"] for r in reports) - burst)
     memory = _memory(raw["samples"])
+    memory["redis_run_keys_mb"] = raw.get("redis_keys_mb") or {}  # the run's own keys, at the end
     page = raw.get("page", {})
     result: dict[str, Any] = {
         "command": "python manage.py bench " + " ".join(getattr(config, "argv", [])),
@@ -230,6 +265,8 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
         "capacity": _capacity(raw.get("capacity") or {}, reports),
         "loss": _loss(raw, reports, delays),
         "fleet_page": page,
+        "pages": raw.get("pages") or {},
+        "restart": _restart(raw.get("restart") or {}, reports),
         "memory": {
             **memory,
             "series": [
@@ -324,8 +361,77 @@ def _targets(config: Any, result: dict[str, Any]) -> list[dict[str, Any]]:
             True,
         ),
     ]
+    rows += _targets_23(config, result)
     return [
         {"name": n, "target": t, "value": v, "met": bool(m), "at_target_scale": s} for n, t, v, m, s in rows
+    ]
+
+
+def _below(value: Any, limit: float) -> bool:
+    return isinstance(value, int | float) and value < limit
+
+
+def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any, bool, bool]]:
+    """Issue 23's targets: 50,000 rollouts in 5 clusters (the fleet page, filtering, memory), the rollout
+    page at 10,000 rollouts, the history page of a rollout with 10,000 releases, a web restart."""
+    clusters = result["scale_out"]["clusters"]
+    fleet_scale = config.rollouts >= 50_000 and clusters >= 5
+    pages = result.get("pages") or {}
+    keystroke = ((pages.get("fleet_interaction") or {}).get("keystrokes") or {}).get("median_ms")
+    memory = result["memory"]["peak_rss_mb"]
+    web = max((v for k, v in memory.items() if k.startswith("web")), default=None)
+    redis_mb = result["memory"]["redis_used_peak_mb"]
+    rollout = pages.get("rollout") or {}
+    rollout_byte = (rollout.get("first_byte") or {}).get("median_ms")
+    rollout_render = (rollout.get("browser") or {}).get("first_render_ms")
+    history = pages.get("history") or {}
+    history_byte = (history.get("history") or {}).get("median_ms")
+    restart = result.get("restart") or {}
+    resumed = restart.get("seconds_until_all_resumed")
+    return [
+        (
+            "fleet filter keystroke → repaint + next frame (ms, median)",
+            "< 100",
+            keystroke,
+            _below(keystroke, TARGETS["filter_keystroke_ms"]),
+            fleet_scale,
+        ),
+        ("web server peak RSS (MB)", "< 500", web, _below(web, TARGETS["web_rss_mb"]), fleet_scale),
+        (
+            "Redis used memory peak (MB)",
+            "< 1024",
+            redis_mb,
+            _below(redis_mb, TARGETS["redis_used_mb"]),
+            fleet_scale,
+        ),
+        (
+            "rollout page first byte (ms)",
+            "< 100",
+            rollout_byte,
+            _below(rollout_byte, TARGETS["rollout_first_byte_ms"]),
+            config.rollouts >= 10_000,
+        ),
+        (
+            "rollout page first render (ms)",
+            "< 1000",
+            rollout_render,
+            _below(rollout_render, TARGETS["rollout_first_render_ms"]),
+            config.rollouts >= 10_000,
+        ),
+        (
+            f"history page first byte, {history.get('releases', 0)} releases (ms)",
+            "< 300",
+            history_byte,
+            _below(history_byte, TARGETS["history_first_byte_ms"]),
+            history.get("releases", 0) >= 10_000,
+        ),
+        (
+            f"web restart: all {restart.get('clients', 0)} open pages resumed (s)",
+            "<= 5",
+            resumed,
+            isinstance(resumed, int | float) and resumed <= TARGETS["restart_resumed_seconds"],
+            restart.get("clients", 0) >= 200,
+        ),
     ]
 
 
@@ -369,7 +475,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"{page.get('rows', {}).get('median_ms')} ms; first render {first_render_text(page)}",
         "memory (peak RSS MB): "
         + ", ".join(f"{k} {v}" for k, v in result["memory"]["peak_rss_mb"].items())
-        + f"; Redis used {result['memory']['redis_used_peak_mb']} MB",
+        + f"; Redis used {result['memory']['redis_used_peak_mb']} MB (the whole server; the run's keys "
+        + f"{round(sum((result['memory'].get('redis_run_keys_mb') or {}).values()), 1)} MB at the end)",
         "CPU cores during churn: "
         + ", ".join(f"{k} {v}" for k, v in result["cpu_cores_during_churn"].items()),
     ]
@@ -396,10 +503,61 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             f"failover: killed {so['killed']}; first publish after {so.get('first_publish_after_kill_s')}s, "
             f"largest publish gap {so.get('largest_publish_gap_s')}s"
         )
+    lines += _summary_lines_23(result)
     for target in result["targets"]:
         mark = _mark(target).replace("missed", "MISSED")
         scale = "" if target["at_target_scale"] else " (not at the target's scale)"
         lines.append(f"target {target['name']} {target['target']}: {target['value']} — {mark}{scale}")
+    return lines
+
+
+def _ms_text(figure: dict[str, Any] | None, name: str = "median_ms") -> str:
+    """``12.5 ms``, or why there is no figure."""
+    figure = figure or {}
+    if figure.get(name) is not None:
+        return f"{figure[name]} ms"
+    return f"not measured: {figure['error']}" if figure.get("error") else "not measured"
+
+
+def _summary_lines_23(result: dict[str, Any]) -> list[str]:
+    """The pages past the fleet's first screen, and the web restart (issue 23)."""
+    pages = result.get("pages") or {}
+    lines = []
+    interaction = pages.get("fleet_interaction") or {}
+    if interaction.get("error"):
+        lines.append(f"fleet filter and scroll: not measured: {interaction['error']}")
+    elif interaction:
+        keys, scroll = interaction["keystrokes"], interaction["scroll"]
+        lines.append(
+            f"fleet filter ({len(keys['each_ms'])} keystrokes typing and deleting {interaction['text']!r}): "
+            f"keystroke → repaint + next frame median {keys['median_ms']} ms, max {keys['max_ms']} ms; "
+            f"scrolling a viewport a frame: frame median {scroll['frame_ms']['median_ms']} ms, "
+            f"max {scroll['frame_ms']['max_ms']} ms, {scroll['frames_over_50_ms']} of {scroll['frames']} "
+            "frames over 50 ms"
+        )
+    rollout = pages.get("rollout") or {}
+    if rollout:
+        render = rollout.get("browser") or {}
+        lines.append(
+            f"rollout page ({rollout['key']}): first byte {_ms_text(rollout.get('first_byte'))}; "
+            f"first render {_ms_text(render, 'first_render_ms')}"
+        )
+    history = pages.get("history") or {}
+    if history:
+        lines.append(
+            f"history of {history['key']} with {history['releases']} releases: page first byte "
+            f"{_ms_text(history.get('history'))}, timeline API {_ms_text(history.get('timeline_api'))}, "
+            f"its rollout page {_ms_text(history.get('rollout'))}"
+        )
+    restart = result.get("restart") or {}
+    if restart:
+        lines.append(
+            f"web restart under {restart.get('clients')} open pages: exited {restart.get('exit_seconds')} s "
+            f"after SIGTERM, answering again at {restart.get('answering_seconds')} s; "
+            f"{restart.get('clients_resumed')}/{restart.get('clients')} pages resumed past "
+            f"{restart.get('updates_while_down')} updates published while it was down, the last at "
+            f"{restart.get('seconds_until_all_resumed')} s (median {restart.get('median_client_seconds')} s)"
+        )
     return lines
 
 

@@ -3,7 +3,8 @@
 Layouts (``--layout``):
 - ``single``: one kubesim, one watcher, one ASGI server;
 - ``two-web``: two ASGI servers sharing one Redis, the clients split across them;
-- ``two-clusters``: two kubesims (the fleet split between them), one watcher each, one fleet view;
+- ``clusters``: ``--clusters N`` kubesims (the fleet split between them), one watcher each, one fleet view;
+- ``two-clusters``: ``clusters`` with N = 2 (its older name);
 - ``failover``: a leader and a standby watcher of one cluster; the leader is SIGKILLed halfway through
   the churn and the standby must take over (its lease expires in at most 13 s) without loss.
 
@@ -47,10 +48,13 @@ from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_co
 from dashboard.bench.report import figures
 from dashboard.bench.truth import expected_rows
 
-LAYOUTS = ("single", "two-web", "two-clusters", "failover")
+LAYOUTS = ("single", "two-web", "clusters", "two-clusters", "failover")
+MAX_CLUSTERS = 26  # sim-a … sim-z
 CLIENTS_PER_PROCESS = 100
 CAPACITY_UPDATES = 2000  # views republished at once to measure the web side's delivery capacity
 CAPACITY_TIMEOUT = 60.0
+RESTART_UPDATES = 200  # views published while the web server is down (the pages must resume past them)
+RESTART_TIMEOUT = 90.0
 USERNAME = "bench"
 
 
@@ -62,10 +66,13 @@ class BenchConfig:
     clients: int = 200
     seconds: float = 60.0
     layout: str = "single"
+    clusters: int = 0  # simulated clusters for the ``clusters`` layout (0: the layout's own count)
     redis_url: str = "redis://127.0.0.1:6379/0"
     database_url: str = ""
     browser: bool = True
     limits: bool = True
+    history_releases: int = 10_000  # releases seeded on one rollout for the history page (0: skip)
+    restart: bool = True  # restart the web server under the open pages
     profile_dir: Path | None = None
     keep_dir: Path | None = None
     setup_timeout: float = 900.0
@@ -84,12 +91,28 @@ class BenchConfig:
             problems.append(f"--clients must be at least 1, not {self.clients}")
         if self.seconds <= 0:
             problems.append(f"--seconds must be greater than 0, not {self.seconds}")
+        if self.history_releases < 0:
+            problems.append(f"--history-releases must be 0 or more, not {self.history_releases}")
         if self.layout not in LAYOUTS:
             problems.append(f"--layout must be one of {', '.join(LAYOUTS)}, not {self.layout!r}")
-        if self.layout == "two-clusters" and self.rollouts < 2:
-            problems.append("--layout two-clusters needs at least 2 rollouts")
+        if self.clusters and self.layout not in ("clusters", "two-clusters"):
+            problems.append(f"--clusters is for --layout clusters, not {self.layout!r}")
+        if self.layout == "two-clusters" and self.clusters not in (0, 2):
+            problems.append("--layout two-clusters has 2 clusters (use --layout clusters --clusters N)")
+        if not 1 <= self.cluster_count() <= MAX_CLUSTERS:
+            problems.append(f"--clusters must be between 1 and {MAX_CLUSTERS}, not {self.clusters}")
+        elif self.rollouts < self.cluster_count():
+            problems.append(f"{self.cluster_count()} clusters need at least {self.cluster_count()} rollouts")
         if problems:
             raise BenchError("; ".join(problems))
+
+    def cluster_count(self) -> int:
+        """How many simulated clusters (one watcher each) the layout runs."""
+        if self.layout == "two-clusters":
+            return 2
+        if self.layout == "clusters":
+            return self.clusters or 2
+        return 1
 
 
 @dataclass
@@ -102,6 +125,7 @@ class RunState:
     clusters: list[Cluster] = field(default_factory=list)
     servers: list[str] = field(default_factory=list)
     watchers: list[Process] = field(default_factory=list)
+    web: list[Process] = field(default_factory=list)
     client_procs: list[tuple[Process, Path, Path, Path]] = field(default_factory=list)
     progress_files: list[Path] = field(default_factory=list)
     session_cookie: str = ""
@@ -129,11 +153,15 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         _start_clients(config, state, processes, log)
         raw = asyncio.run(_measure(config, state, processes, log))
         raw["page"] = _page_speed(config, state, log)
+        raw["pages"] = _other_pages(config, state, log)
         raw["capacity"] = asyncio.run(_delivery_capacity(config, state, processes, log))
+        if config.restart:
+            raw["restart"] = asyncio.run(_web_restart(config, state, processes, log))
         raw["clients"] = _collect_clients(state, processes, log)
         log("checking every client's table against the simulators' objects …")
         raw["expected"] = asyncio.run(expected_rows(state.clusters))
         raw["bus_rows"] = _bus_rows(config, state)
+        raw["redis_keys_mb"] = _redis_keys_mb(config, state)
         watcher_logs = {p.name: p.log_path for p in state.watchers}
         processes.close()
         raw["watcher_changes"] = {name: _watcher_changes(path) for name, path in watcher_logs.items()}
@@ -216,7 +244,7 @@ def _start_clusters(
 ) -> None:
     from kubesim.testing import free_port
 
-    names = ["sim-a", "sim-b"] if config.layout == "two-clusters" else ["sim-a"]
+    names = [f"sim-{chr(ord('a') + i)}" for i in range(config.cluster_count())]
     shares = [
         config.rollouts // len(names) + (1 if i < config.rollouts % len(names) else 0)
         for i in range(len(names))
@@ -382,6 +410,7 @@ def _start_web(
         url = f"http://127.0.0.1:{port}"
         wait_http(url + "/healthz", process, 60)
         state.servers.append(url)
+        state.web.append(process)
     log(f"{count} ASGI server(s) up: {', '.join(state.servers)}")
 
 
@@ -533,6 +562,81 @@ def _page_speed(config: BenchConfig, state: RunState, log: Callable[[str], None]
     return page
 
 
+def _other_pages(config: BenchConfig, state: RunState, log: Callable[[str], None]) -> dict[str, Any]:
+    """Past the fleet page's first screen: a filter keystroke and scrolling in Chromium, a rollout page
+    (first byte and first render), and the history page of a rollout with ``history_releases`` releases
+    (seeded into the run's database with the insights generator; PostgreSQL only)."""
+    import redis
+
+    server = state.servers[0]
+    keys = sorted(k.decode() for k in redis.Redis.from_url(config.redis_url).hkeys(f"{state.prefix}fleet"))
+    pages: dict[str, Any] = {}
+    if not keys:
+        return pages
+
+    def timed(name: str, path: str, figure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return figure()
+        except Exception as error:  # a slow or failing page is a figure too; the rest still stand
+            return {"error": f"{name} {path}: {type(error).__name__}: {error}"[:500]}
+
+    rollout = keys[len(keys) // 2]
+    path = "/rollouts/" + "/".join(urllib.parse.quote(p, safe="") for p in rollout.split("/")) + "/"
+    pages["rollout"] = {"key": rollout, "path": path}
+    pages["rollout"]["first_byte"] = timed(
+        "GET", path, lambda: browser.ttfb(server, path, state.session_cookie)
+    )
+    if config.browser:
+        pages["rollout"]["browser"] = timed(
+            "render", path, lambda: browser.page_render(server, path, state.session_cookie, "rolloutpage")
+        )
+        pages["fleet_interaction"] = timed(
+            "filter", "/", lambda: browser.filter_and_scroll(server, state.session_cookie)
+        )
+    render = pages["rollout"].get("browser") or {}
+    keystrokes = (pages.get("fleet_interaction") or {}).get("keystrokes") or {}
+    log(
+        f"rollout page {rollout}: first byte {pages['rollout']['first_byte'].get('median_ms')} ms, "
+        f"first render {render.get('first_render_ms')} ms; fleet filter keystroke "
+        f"{keystrokes.get('median_ms')} ms"
+    )
+    if config.history_releases and state.database_url.startswith(("postgres://", "postgresql://")):
+        pages["history"] = _history_page(config, state, keys[0], log)
+    return pages
+
+
+def _history_page(
+    config: BenchConfig, state: RunState, key: str, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Seed ``history_releases`` releases (with their timelines) on ``key`` and time its history page,
+    its timeline API and its rollout page (which reads the rollout's recent recorded events)."""
+    server = state.servers[0]
+    started = time.monotonic()
+    _manage(
+        ["seed_history", "--releases", str(config.history_releases), "--rollout", key, "--days", "365"],
+        _env(config, state),
+    )
+    seeded = round(time.monotonic() - started, 1)
+    quoted = "/".join(urllib.parse.quote(p, safe="") for p in key.split("/"))
+    figures: dict[str, Any] = {"key": key, "releases": config.history_releases, "seed_seconds": seeded}
+    for name, path in (
+        ("history", f"/rollouts/{quoted}/history/"),
+        ("timeline_api", f"/api/v1/rollouts/{quoted}/timeline"),
+        ("rollout", f"/rollouts/{quoted}/"),
+    ):
+        try:
+            figures[name] = {"path": path, **browser.ttfb(server, path, state.session_cookie)}
+        except (OSError, RuntimeError, http.client.HTTPException) as error:
+            figures[name] = {"path": path, "error": f"GET {path}: {type(error).__name__}: {error}"[:500]}
+    log(
+        f"history of {key} with {config.history_releases} releases (seeded in {seeded}s): page first byte "
+        f"{figures['history'].get('median_ms')} ms, "
+        f"timeline API {figures['timeline_api'].get('median_ms')} ms, "
+        f"rollout page {figures['rollout'].get('median_ms')} ms"
+    )
+    return figures
+
+
 async def _delivery_capacity(
     config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -579,6 +683,69 @@ async def _delivery_capacity(
     }
 
 
+async def _web_restart(
+    config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Restart the first web server under its open pages, as a deploy does: SIGTERM, and once it has
+    exited, publish ``RESTART_UPDATES`` current views (unchanged, so the tables still equal the simulators')
+    that only a resume can bring; start it again on the same port; wait until every client has them.
+    The report times each client from the SIGTERM to its first message at or past the last of them."""
+    import redis.asyncio as aioredis
+    from channels_redis.core import RedisChannelLayer
+
+    from dashboard.live.bus import RedisBus
+
+    client: Any = aioredis.Redis.from_url(config.redis_url, socket_timeout=30)
+    try:
+        keys = sorted(await client.hkeys(f"{state.prefix}snap"))[:RESTART_UPDATES]
+        views = [json.loads(v) for v in await client.hmget(f"{state.prefix}snap", keys) if v] if keys else []
+    finally:
+        await client.aclose()
+    old = state.web[0]
+    port = urllib.parse.urlsplit(state.servers[0]).port
+    log(f"restarting {old.name} under its open pages (SIGTERM, then start again on port {port}) …")
+    stopped_at = time.time()
+    await asyncio.to_thread(processes.stop, old)
+    exited_at = time.time()
+    layer = RedisChannelLayer(hosts=[{"address": config.redis_url, "socket_timeout": None}], capacity=1000)
+    bus = RedisBus(config.redis_url, prefix=state.prefix, channel_layer=layer)
+    ids: list[str] = []
+    try:
+        for start in range(0, len(views), 100):
+            ids += await bus.publish_many([(view, []) for view in views[start : start + 100]])
+    finally:
+        await bus.close()
+        await layer.close_pools()
+    new = processes.start(
+        old.name,
+        "web",
+        uvicorn_command(port or 0, "--ws-max-size", str(2**24)),
+        _env(config, state),
+        profile=True,
+    )
+    state.web[0] = new
+    await asyncio.to_thread(wait_http, state.servers[0] + "/healthz", new, 60)
+    up_at = time.time()
+    deadline = time.monotonic() + RESTART_TIMEOUT
+    while ids and time.monotonic() < deadline and not _clients_reached(state, ids[-1]):
+        processes.check()
+        await asyncio.sleep(0.1)
+    reached = bool(ids) and _clients_reached(state, ids[-1])
+    log(
+        f"web restart: exited {exited_at - stopped_at:.1f}s after SIGTERM, answering again after "
+        f"{up_at - stopped_at:.1f}s; every page resumed: {reached} ({time.time() - stopped_at:.1f}s)"
+    )
+    return {
+        "server": state.servers[0],
+        "stopped_at": stopped_at,
+        "exit_seconds": round(exited_at - stopped_at, 3),
+        "answering_seconds": round(up_at - stopped_at, 3),
+        "updates_while_down": len(ids),
+        "last_id": ids[-1] if ids else None,
+        "all_resumed": reached,
+    }
+
+
 def _clients_reached(state: RunState, stream_id: str) -> bool:
     from dashboard.live.bus import parse_id
 
@@ -621,6 +788,20 @@ def _bus_rows(config: BenchConfig, state: RunState) -> dict[str, str]:
     client = redis.Redis.from_url(config.redis_url)
     raw = client.hgetall(f"{state.prefix}fleet")
     return {k.decode(): canonical(present(json.loads(v), now)) for k, v in raw.items()}
+
+
+def _redis_keys_mb(config: BenchConfig, state: RunState) -> dict[str, float]:
+    """The memory of the run's own Redis keys by key (MEMORY USAGE, every element counted): Redis's
+    ``used_memory`` is the whole server's, other databases on it included."""
+    import redis
+
+    client = redis.Redis.from_url(config.redis_url, socket_timeout=60)
+    sizes: dict[str, float] = {}
+    for key in client.scan_iter(match=f"{state.prefix}*", count=1000):
+        used = client.memory_usage(key, samples=0) or 0
+        name = key.decode().removeprefix(state.prefix)
+        sizes[name] = round(used / 2**20, 1)
+    return dict(sorted(sizes.items(), key=lambda item: -item[1])[:10])
 
 
 def _watcher_changes(path: Path) -> int | None:

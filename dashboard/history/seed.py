@@ -51,9 +51,18 @@ def _move_sequence(table: str) -> None:
 
 
 def seed_history(
-    releases: int, *, rollouts: int = 600, days: int = 365, seed: int = 1, now: datetime | None = None
+    releases: int,
+    *,
+    rollouts: int = 600,
+    days: int = 365,
+    seed: int = 1,
+    now: datetime | None = None,
+    rollout: tuple[str, str, str] | None = None,
 ) -> Seeded:
-    """Insert ``releases`` releases spread over the ``days`` before ``now`` across ``rollouts`` rollouts."""
+    """Insert ``releases`` releases spread over the ``days`` before ``now`` across ``rollouts`` rollouts,
+    or all of them on one ``rollout`` (cluster, namespace, name): the history page's long-history case."""
+    if rollout is not None:
+        rollouts = 1
     if connection.vendor != "postgresql":
         raise RuntimeError("seed_history writes with PostgreSQL COPY: set DATABASE_URL to PostgreSQL")
     release_id = _next_id("dashboard_release")
@@ -81,9 +90,11 @@ def seed_history(
         audit_id = _next_id("actions_auditentry")
         for n in range(releases):
             index = n % rollouts
-            cluster = CLUSTERS[index % len(CLUSTERS)]
-            team = f"team-{index % 24:02d}"
-            rollout = f"svc-{index:04d}"
+            cluster, team, name = rollout or (
+                CLUSTERS[index % len(CLUSTERS)],
+                f"team-{index % 24:02d}",
+                f"svc-{index:04d}",
+            )
             started = (
                 begin
                 + gap * (n // rollouts)
@@ -123,13 +134,13 @@ def seed_history(
                         merged,
                     )
                 )
-            labels = json.dumps({"team": team, "app.kubernetes.io/name": rollout})
+            labels = json.dumps({"team": team, "app.kubernetes.io/name": name})
             release_rows.append(
                 (
                     release_id,
                     cluster,
                     team,
-                    rollout,
+                    name,
                     "",
                     f"{release_id:010x}",
                     n // rollouts + 1,
@@ -150,10 +161,8 @@ def seed_history(
                 action = "abort" if outcome == "aborted" else "promote"
                 who = PEOPLE[rng.randrange(len(PEOPLE))]
                 moment = ended - timedelta(seconds=5)
-                audit_rows.append((audit_id, moment, who, action, cluster, team, rollout, "accepted", None))
-                audit_rows.append(
-                    (audit_id + 1, moment, who, action, cluster, team, rollout, "done", audit_id)
-                )
+                audit_rows.append((audit_id, moment, who, action, cluster, team, name, "accepted", None))
+                audit_rows.append((audit_id + 1, moment, who, action, cluster, team, name, "done", audit_id))
                 audit_id += 2
             release_id += 1
         counts = Seeded(len(release_rows), len(event_rows), len(commit_rows), len(audit_rows) // 2)

@@ -45,7 +45,7 @@ from dashboard.live.bus import BusError, Entry, StreamTrimmed, parse_id
 from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
-from dashboard.web.fleet_index import FIELDS
+from dashboard.web.fleet_index import FIELDS, exact
 from dashboard.web.follower import FellBehind, StreamFollower, Subscription, follower_for
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def _fleet_row_json(key: str, stream_id: str, row: Mapping[str, Any]) -> bytes:
     together): with two hundred pages open, encoding each page's update was most of the process's CPU."""
     encoded = _rows.get((key, stream_id))
     if encoded is None:
-        encoded = _rows[(key, stream_id)] = orjson.dumps(fleet_row(row, data.now()), default=str)
+        encoded = _rows[(key, stream_id)] = exact(orjson.dumps(fleet_row(row, data.now()), default=str))
         while len(_rows) > _ROWS_KEPT:
             _rows.popitem(last=False)
     return encoded
@@ -205,7 +205,11 @@ class _LiveConsumer(AsyncWebsocketConsumer):
     async def resume_from(self, stream_id: str) -> bool:
         """Replay what the client missed since ``stream_id``; False when only a snapshot will do."""
         assert self.follower is not None and self.subscription is not None
-        if self.follower.replay(self.subscription, stream_id):  # recent: from the follower's buffer
+        # Recent: from the follower's buffer (read into it once, when every page of a restarted process
+        # resumes from before its follower started).
+        if self.follower.replay(self.subscription, stream_id) or (
+            await self.follower.backfill(stream_id) and self.follower.replay(self.subscription, stream_id)
+        ):
             self.cursor = stream_id
             await self.send_json({"type": "resumed", "streamId": stream_id})
             return True
@@ -243,10 +247,19 @@ class FleetConsumer(_LiveConsumer):
 
     async def send_snapshot(self) -> None:
         # The same compact rows as the page's rows document, from the process's fleet index.
-        self.cursor, rows = await data.fleet_rows_for(self.user)
-        await self.send_json(
-            {"type": "snapshot", "streamId": self.cursor, "fields": list(FIELDS), "rows": rows}
+        self.cursor, rows = await data.fleet_row_texts_for(self.user)
+        text = b"".join(
+            (
+                b'{"type":"snapshot","streamId":',
+                orjson.dumps(self.cursor),
+                b',"fields":',
+                orjson.dumps(FIELDS),
+                b',"rows":[',
+                b",".join(rows),
+                b"]}",
+            )
         )
+        await self.send(text_data=text.decode())
 
     async def send_update(self, entries: Sequence[tuple[str, Entry]], events: Sequence[Any]) -> None:
         self.cursor = entries[-1][0]

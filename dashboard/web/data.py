@@ -113,13 +113,28 @@ def _history_events_sync(key: str, limit: int) -> list[dict[str, Any]]:
     ]
 
 
-def releases_sync(key: str, limit: int = 50) -> list[dict[str, Any]]:
-    """The rollout's recorded releases, newest first."""
+class NoSuchRelease(LookupError):
+    """A page of releases was asked for before a release the rollout does not have."""
+
+
+def releases_sync(key: str, limit: int = 50, before: str | None = None) -> list[dict[str, Any]]:
+    """The rollout's recorded releases, newest first; with ``before`` (a pod hash), those that started
+    before that release (a page further down a long history; ``NoSuchRelease`` when there is none)."""
+    from django.db.models import Q
+
     from dashboard.history.models import Release
 
     cluster, namespace, name = split_key(key) or ("", "", "")
-    rows = Release.objects.filter(cluster=cluster, namespace=namespace, rollout=name).order_by("-started_at")
-    return [_release_dict(r) for r in rows[:limit]]
+    rows = Release.objects.filter(cluster=cluster, namespace=namespace, rollout=name)
+    if before is not None:
+        mark = rows.filter(pod_hash=before).values("started_at", "id").first()
+        if mark is None:
+            raise NoSuchRelease(f"{key} has no release {before}")
+        # Keyset paging (the rollout's started_at index): the same cost on page 1 and page 200.
+        rows = rows.filter(
+            Q(started_at__lt=mark["started_at"]) | Q(started_at=mark["started_at"], id__lt=mark["id"])
+        )
+    return [_release_dict(r) for r in rows.order_by("-started_at", "-id")[:limit]]
 
 
 def _release_dict(r: Any) -> dict[str, Any]:
@@ -174,9 +189,10 @@ def _acted(actions: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(who)
 
 
-def release_rows_sync(key: str, limit: int = 50) -> list[dict[str, Any]]:
-    """The rollout's releases, newest first, each with who acted during it (from the audit log)."""
-    releases = releases_sync(key, limit)
+def release_rows_sync(key: str, limit: int = 50, before: str | None = None) -> list[dict[str, Any]]:
+    """The rollout's releases, newest first (``before``: as in ``releases_sync``), each with who acted
+    during it (from the audit log)."""
+    releases = releases_sync(key, limit, before)
     if not releases:
         return releases
     oldest = min(datetime.fromisoformat(r["startedAt"]) for r in releases)
@@ -411,9 +427,16 @@ def _warmed(task: asyncio.Task[Any]) -> None:
 async def fleet_rows_for(user: Any) -> tuple[str, list[list[Any]]]:
     """(stream id, the compact rows ``user`` may see) — for the fleet websocket's snapshot."""
     version = await fleet_index.refresh()
+    return version, fleet_index.values(_visible_keys(user))
+
+
+async def fleet_row_texts_for(user: Any) -> tuple[str, list[bytes]]:
+    """(stream id, the encoded compact rows ``user`` may see) — the fleet websocket's snapshot, joined
+    rather than decoded and encoded again."""
+    version = await fleet_index.refresh()
     keys = _visible_keys(user)
     rows = fleet_index.rows
-    return version, [rows[k] for k in keys] if keys is not None else list(rows.values())
+    return version, [rows[k] for k in keys if k in rows] if keys is not None else list(rows.values())
 
 
 async def fleet_document(user: Any, gzipped: bool) -> tuple[bytes, bool]:

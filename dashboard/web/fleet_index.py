@@ -4,7 +4,9 @@ Presenting 10,000 rows takes a few hundred milliseconds and reading them all fro
 so the page must not do either per request. This index reads the fleet once, then follows the stream
 from the id it read at (level-triggered: a trimmed stream or a bus error means a fresh read), and keeps
 the encoded document — compact row arrays, gzip-compressed — cached for the fleet version (the stream id)
-it was built at. A request costs one short stream read when nothing changed.
+it was built at. A request costs one short stream read when nothing changed. Each row is kept encoded
+(JSON bytes, ~0.5 KB, rather than a list of ~35 Python objects, ~3.5 KB): at 50,000 rollouts that is the
+difference between 25 MB and 175 MB per web process, and the document is a join of them.
 
 Rows here carry no clock-dependent field (the browser computes ages from ``startedAt``), so a cached
 document stays right until the fleet changes. Non-goals: visibility (callers filter per user) and the
@@ -15,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import json
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from dashboard.live.bus import Entry, StreamTrimmed, parse_id
 from dashboard.web.fleet import fleet_row
@@ -31,7 +34,6 @@ FIELDS: tuple[str, ...] = (
     "stableHash", "startedAt", "findings", "labels", "controller", "controllerLabel", "gitops", "gitopsIcon",
     "attention", "reasonCode", "tone", "gitopsTone", "images", "gitRevision", "application", "applicationSet",
 )
-_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 READ_BATCH = 2000
 FULL_RELOAD_AFTER = 20_000  # more changes than this since the last read: reading everything is cheaper
 
@@ -44,11 +46,36 @@ def present(row: Mapping[str, Any], now: datetime) -> list[Any]:
     return compact(fleet_row(row, now))
 
 
-def encode(stream_id: str, rows: Sequence[Sequence[Any]]) -> bytes:
-    """The fleet document: ``{"streamId", "fields", "rows": [[...], ...]}`` as compact JSON."""
-    body = {"streamId": stream_id, "count": len(rows), "fields": list(FIELDS), "rows": rows}
-    # <, > and & escaped: Kubernetes text can never read as markup, whatever sniffs this response.
-    return json.dumps(body, separators=(",", ":")).translate(_ESCAPES).encode()
+def exact(data: bytes) -> bytes:
+    """``data`` in an allocation of its own size: what orjson returns holds ~4 KB whatever its length
+    (orjson 3.13, measured with tracemalloc), so 50,000 kept rows took 390 MB instead of 20 MB."""
+    return bytes(memoryview(data))
+
+
+def encode_row(row: Sequence[Any]) -> bytes:
+    """One compact row as JSON; <, > and & escaped (they only occur inside strings): Kubernetes text can
+    never read as markup, whatever sniffs the response."""
+    text = exact(orjson.dumps(row))
+    if b"<" in text or b">" in text or b"&" in text:
+        text = text.replace(b"<", b"\\u003C").replace(b">", b"\\u003E").replace(b"&", b"\\u0026")
+    return text
+
+
+def encode(stream_id: str, rows: Sequence[bytes]) -> bytes:
+    """The fleet document: ``{"streamId", "count", "fields", "rows": [[...], ...]}`` from encoded rows."""
+    return b"".join(
+        (
+            b'{"streamId":',
+            orjson.dumps(stream_id),
+            b',"count":',
+            str(len(rows)).encode(),
+            b',"fields":',
+            orjson.dumps(FIELDS),
+            b',"rows":[',
+            b",".join(rows),
+            b"]}",
+        )
+    )
 
 
 class FleetIndex:
@@ -58,7 +85,7 @@ class FleetIndex:
         self._bus = bus
         self._now = now
         self.version = ""
-        self.rows: dict[str, list[Any]] = {}
+        self.rows: dict[str, bytes] = {}  # key -> the encoded compact row
         self._encoded: dict[str, tuple[bytes, bytes]] = {}  # version -> (json, gzip json)
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
@@ -92,7 +119,7 @@ class FleetIndex:
         stream_id = await live.last_id()  # first, so following from it cannot miss a change
         rows = await live.fleet()
         moment = self._now()
-        self.rows = {str(row["key"]): present(row, moment) for row in rows}
+        self.rows = {str(row["key"]): encode_row(present(row, moment)) for row in rows}
         self.version = stream_id
         self._encoded = {}
         self.full_reads += 1
@@ -118,7 +145,7 @@ class FleetIndex:
             if entry.get("op") == "remove" or not entry.get("row"):
                 self.rows.pop(key, None)
             else:
-                self.rows[key] = present(entry["row"], moment)
+                self.rows[key] = encode_row(present(entry["row"], moment))
             if parse_id(stream_id) > parse_id(self.version or "0-0"):
                 self.version = stream_id
 
@@ -130,6 +157,12 @@ class FleetIndex:
             cached = (raw, gzip.compress(raw, compresslevel=5))
             self._encoded = {self.version: cached}
         return cached[1] if gzipped else cached[0]
+
+    def values(self, keys: Sequence[str] | None = None) -> list[list[Any]]:
+        """The compact rows (of ``keys``, or all), decoded."""
+        if keys is None:
+            return [orjson.loads(text) for text in self.rows.values()]
+        return [orjson.loads(self.rows[k]) for k in keys if k in self.rows]
 
     def subset(self, keys: Sequence[str], gzipped: bool) -> bytes:
         """Only some rows (a user who may not see everything); not cached, it is per user."""

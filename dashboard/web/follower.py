@@ -10,7 +10,10 @@ browser costs memory bounded by the fleet's size and never slows the follower or
 
 The follower also keeps the last ``BUFFER`` entries, so a page that resumes from a recent stream id is
 served from memory; one resuming from an older id reads that gap from the bus itself, and one whose id fell
-off the stream gets a fresh snapshot (``StreamTrimmed``), as before.
+off the stream gets a fresh snapshot (``StreamTrimmed``), as before. A follower that has just started (a
+restarted web process, with every page reconnecting at once) holds nothing from before its start: the first
+page resuming from before it reads that gap into the buffer once (``backfill``), and the pages after it are
+served from memory rather than each reading and decoding the same gap.
 
 Non-goals: visibility (consumers filter per user), presentation, and any delivery guarantee beyond the
 stream's own (the level-triggered snapshot + resume protocol in ``consumers`` provides that).
@@ -54,6 +57,15 @@ class _Log:
         self.items: deque[tuple[Id, str, Entry]] = deque(maxlen=BUFFER)
         self.end = 0  # the number of the next entry
         self.start_id = start  # the log holds every entry after this id
+
+    def prepend(self, since: Id, items: Sequence[tuple[Id, str, Entry]]) -> bool:
+        """Put ``items``, the entries after ``since`` up to the first held one, before the held ones (their
+        numbers come before the first held entry's); False when they do not fit in the buffer."""
+        if len(self.items) + len(items) > BUFFER:
+            return False
+        self.items.extendleft(reversed(items))
+        self.start_id = since
+        return True
 
     def append(self, item: tuple[Id, str, Entry]) -> None:
         if len(self.items) == self.items.maxlen:
@@ -151,6 +163,7 @@ class StreamFollower:
         self._by_key: dict[str, set[Subscription]] = {}
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
+        self._backfilling = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
 
@@ -201,6 +214,39 @@ class StreamFollower:
             if position > since and entry.get("key") == subscription.key:
                 subscription.push(position, stream_id, entry)
         return True
+
+    async def backfill(self, after: str) -> bool:
+        """Read the entries between ``after`` and the oldest one buffered into the buffer, once for every
+        page resuming from before it (True when the buffer now reaches back to ``after``). Only a gap
+        that fits in the buffer is read; a longer one each page reads for itself, as before."""
+        since = parse_id(after)
+        if since > self.cursor:  # not an id of this stream (a bus that was reset): a snapshot will do
+            return False
+        async with self._backfilling:
+            start = self._log.start_id
+            if start <= since:
+                return since <= self.cursor
+            if len(self._log.items) >= BUFFER:
+                return False
+            log_ = self._log
+            gap: list[tuple[Id, str, Entry]] = []
+            cursor = after
+            while True:
+                entries = await self.bus.read_since(cursor, count=READ_BATCH)
+                for stream_id, entry in entries:
+                    position = parse_id(stream_id)
+                    if position > start:
+                        break
+                    gap.append((position, stream_id, entry))
+                else:
+                    if len(entries) == READ_BATCH and len(gap) < BUFFER:
+                        cursor = entries[-1][0]
+                        continue
+                break
+            # The buffer may have moved on while the gap was read (or been replaced by a restart).
+            if log_ is not self._log or self._log.start_id != start or len(gap) >= BUFFER:
+                return False
+            return self._log.prepend(since, gap)
 
     def ring(self, stream_id: str | None = None) -> None:
         """The doorbell: the stream has reached ``stream_id`` (read unless already past it)."""

@@ -36,6 +36,7 @@ from dashboard.web.rollout import TIMELINE_FILTERS, with_permissions
 from dashboard.web.rollout import actions as present_actions
 
 View = Callable[..., Coroutine[Any, Any, HttpResponse]]
+HISTORY_PAGE = 50  # releases on one page of a rollout's history (older ones a link further)
 
 
 def _reader(api: bool = False) -> Callable[[View], View]:
@@ -122,9 +123,16 @@ async def history_page(request: HttpRequest, cluster: str, namespace: str, name:
     key = _key(cluster, namespace, name)
     if not can_view(request.reader, key):  # type: ignore[attr-defined]
         raise Http404("no such rollout")
-    releases = await sync_to_async(data.release_rows_sync)(key)
+    before = request.GET.get("before") or None
+    try:  # one more than a page: whether there are older releases to link to
+        releases = await sync_to_async(data.release_rows_sync)(key, HISTORY_PAGE + 1, before)
+    except data.NoSuchRelease:
+        raise Http404("no such release") from None
+    older = releases[HISTORY_PAGE - 1]["podHash"] if len(releases) > HISTORY_PAGE else None
     context = {
-        "releases": present_releases(releases, key, data.now()),
+        "releases": present_releases(releases[:HISTORY_PAGE], key, data.now()),
+        "older": older,
+        "before": before,
         "cluster": cluster,
         "namespace": namespace,
         "name": name,

@@ -42,21 +42,34 @@
     return row._search;
   }
 
+  // The filter box's terms, parsed once per query rather than once per row (50,000 rows a keystroke).
+  var parsed = { q: null, terms: [] };
+  function terms() {
+    if (parsed.q !== filter.q) {
+      parsed = { q: filter.q, terms: filter.q.toLowerCase().split(/[\s,]+/).filter(Boolean).map(function (term) {
+        if (term.indexOf("=") > 0 || term.indexOf(":") > 0) {  // label key=value (or key:value)
+          var parts = term.split(/[=:]/);
+          return { label: parts[0], value: parts.slice(1).join("=") };
+        }
+        return { text: term };
+      }) };
+    }
+    return parsed.terms;
+  }
+
   function matches(row) {
     if (filter.group && groupOf(row) !== filter.group) return false;
     if (filter.cluster && row.cluster !== filter.cluster) return false;
     if (filter.namespace && row.namespace !== filter.namespace) return false;
     if (filter.fav && !favourites.has(row.key)) return false;
-    var terms = filter.q.toLowerCase().split(/[\s,]+/).filter(Boolean);
-    for (var i = 0; i < terms.length; i++) {
-      var term = terms[i];
-      if (term.indexOf("=") > 0 || term.indexOf(":") > 0) {  // label key=value (or key:value)
-        var parts = term.split(/[=:]/), k = parts[0], v = parts.slice(1).join("=");
-        var found = Object.keys(row.labels).some(function (lk) {
-          return lk.toLowerCase() === k && (!v || String(row.labels[lk]).toLowerCase().indexOf(v) >= 0);
-        });
-        if (!found) return false;
-      } else if (searchText(row).indexOf(term) < 0) return false;
+    var list = terms();
+    for (var i = 0; i < list.length; i++) {
+      var term = list[i];
+      if (term.text !== undefined) { if (searchText(row).indexOf(term.text) < 0) return false; continue; }
+      var found = Object.keys(row.labels).some(function (lk) {
+        return lk.toLowerCase() === term.label && (!term.value || String(row.labels[lk]).toLowerCase().indexOf(term.value) >= 0);
+      });
+      if (!found) return false;
     }
     return true;
   }
@@ -127,7 +140,7 @@
       "aria-label": (fav ? "Remove " : "Add ") + row.name + (fav ? " from" : " to") + " favourites" }, icon(fav ? "star-on" : "star"));
     favButton.addEventListener("click", function () {
       if (favourites.has(row.key)) favourites.delete(row.key); else favourites.add(row.key);
-      saveFavourites(); scheduleRender();
+      saveFavourites(); reorder = true; scheduleRender();
     });
     var tr = el("tr", { "class": "row g-" + groupOf(row), "data-key": row.key, "data-status": row.status, "data-attention": groupOf(row), "data-reason-code": row.reasonCode || null },
       el("td", { "class": "col-fav" }, favButton),
@@ -166,38 +179,86 @@
     return el("tr", { "class": "group", "data-expanded": open ? "true" : "false", "data-group": group.name }, el("td", { colspan: "9" }, head));
   }
 
-  function render() {
-    renderQueued = false;
-    var list = Object.keys(rows).map(function (k) { return rows[k]; });
+  // Every row in display order, and the counts, are kept between renders and redone only when rows or
+  // favourites changed (``reorder``): a keystroke in the filter box only filters the ordered list.
+  // (Keys, not rows: an update that leaves a row's place alone replaces the row object without a reorder.)
+  var ordered = [], reorder = true;
+  function sortRows() {
+    reorder = false;
+    var list = Object.keys(rows).map(function (k) { return rows[k]; }).sort(compare);
+    ordered = list.map(function (r) { return r.key; });
     var counts = { "": list.length };
     groups.forEach(function (g) { counts[g.name] = 0; });
-    list.forEach(function (r) { counts[groupOf(r)] = (counts[groupOf(r)] || 0) + 1; });
-    document.querySelectorAll("[data-count]").forEach(function (node) { node.textContent = String(counts[node.getAttribute("data-count")] || 0); });
-    var shown = list.filter(matches).sort(compare);
-    items = [];
-    var byGroup = {};
-    shown.forEach(function (r) { (byGroup[groupOf(r)] = byGroup[groupOf(r)] || []).push(r); });
-    groups.forEach(function (g) {
-      var members = byGroup[g.name];
-      if (!members) return;
-      var open = isOpen(g);
-      items.push({ group: g, open: open, count: members.length });
-      if (open) members.forEach(function (r) { items.push({ key: r.key }); });
+    var clusters = {}, namespaces = {};
+    list.forEach(function (r) {
+      counts[groupOf(r)] = (counts[groupOf(r)] || 0) + 1;
+      clusters[r.cluster] = 1; namespaces[r.namespace] = 1;
     });
-    offsets = [0];
-    items.forEach(function (item, i) { offsets.push(offsets[i] + (item.key ? ROW_H : GROUP_H)); });
+    document.querySelectorAll("[data-count]").forEach(function (node) { node.textContent = String(counts[node.getAttribute("data-count")] || 0); });
+    function count(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+    document.getElementById("fleet-summary").textContent = count(ordered.length, "rollout") + " · " +
+      count(Object.keys(clusters).length, "cluster") + " · " + count(Object.keys(namespaces).length, "namespace");
+  }
+
+  // The display lists of the last few filter states, kept until the rows, their order or the row heights
+  // change (``generation``): deleting what was just typed finds its list ready. Typing further narrows
+  // the last list rather than the whole fleet, and when it matched the same rows the table stays as drawn.
+  var views = new Map(), generation = 0, last = null, typing = false;
+  var VIEWS_KEPT = 32;
+
+  function filterState() {
+    return [generation, filter.group, filter.cluster, filter.namespace, filter.fav, expanded.healthy, !!filter.q].join("\u0000");
+  }
+
+  function displayList(state) {
+    var key = state + "\u0000" + filter.q, view = views.get(key);
+    if (view) return view;
+    // A longer query of plain words matches a subset of what the shorter one matched (label terms
+    // compare keys exactly, so "team=a" → "team=ab" is no narrowing and reads the whole fleet).
+    var narrowing = last && last.state === state && filter.q.indexOf(last.q) === 0 && !/[=:]/.test(filter.q);
+    var source = narrowing ? last.keys : ordered, keys = [], shown = [];
+    for (var i = 0; i < source.length; i++) {
+      var row = rows[source[i]];
+      if (row && matches(row)) { keys.push(source[i]); shown.push(row); }
+    }
+    if (narrowing && keys.length === last.keys.length) {
+      view = { state: state, q: filter.q, keys: last.keys, items: last.items, offsets: last.offsets };
+    } else {
+      var list = [], byGroup = {};
+      shown.forEach(function (r) { (byGroup[groupOf(r)] = byGroup[groupOf(r)] || []).push(r); });
+      groups.forEach(function (g) {
+        var members = byGroup[g.name];
+        if (!members) return;
+        var open = isOpen(g);
+        list.push({ group: g, open: open, count: members.length });
+        if (open) members.forEach(function (r) { list.push({ key: r.key }); });
+      });
+      var tops = [0];
+      list.forEach(function (item, n) { tops.push(tops[n] + (item.key ? ROW_H : GROUP_H)); });
+      view = { state: state, q: filter.q, keys: keys, items: list, offsets: tops };
+    }
+    views.set(key, view);
+    if (views.size > VIEWS_KEPT) views.delete(views.keys().next().value);
+    return view;
+  }
+
+  function render() {
+    renderQueued = false;
+    if (reorder) { sortRows(); generation++; views.clear(); last = null; }
+    var view = displayList(filterState());
+    var unchanged = typing && last && view.items === last.items && drawn[0] >= 0;
+    typing = false;
+    last = view;
+    document.getElementById("fleet-shown").textContent = "Showing " + view.keys.length + " of " + ordered.length;
+    if (unchanged) return;  // the same rows as drawn: nothing on screen changes
+    items = view.items;
+    offsets = view.offsets;
     windowed = items.length > WINDOW_FROM;
     body.classList.toggle("windowed", windowed);
     drawn = [-1, -1];
     drawWindow();
-    if (measure()) { render(); return; }
-    document.getElementById("fleet-empty").hidden = shown.length > 0;
-    document.getElementById("fleet-shown").textContent = "Showing " + shown.length + " of " + list.length;
-    var clusters = {}, namespaces = {};
-    list.forEach(function (r) { clusters[r.cluster] = 1; namespaces[r.namespace] = 1; });
-    function count(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
-    document.getElementById("fleet-summary").textContent = count(list.length, "rollout") + " · " +
-      count(Object.keys(clusters).length, "cluster") + " · " + count(Object.keys(namespaces).length, "namespace");
+    if (measure()) { generation++; views.clear(); last = null; render(); return; }
+    document.getElementById("fleet-empty").hidden = view.keys.length > 0;
   }
 
   // Row heights come from the stylesheet (cells never wrap); take them from the first drawn rows so the
@@ -231,22 +292,56 @@
     return el("tr", { "class": "spacer", "aria-hidden": "true", style: "height:" + height + "px" }, el("td", { colspan: "9" }));
   }
 
+  // The drawn items' nodes, in order, between two spacers that stand for the rows above and below.
+  var nodes = [], topSpacer = null, bottomSpacer = null;
+
+  function nodeFor(i) {
+    var item = items[i];
+    if (!item.key) return groupRow(item.group, item.count, item.open);
+    return rows[item.key] ? buildRow(rows[item.key]) : spacer(ROW_H);  // removed, re-render queued
+  }
+
   function drawWindow() {
     var range = visibleRange();
     if (range[0] === drawn[0] && range[1] === drawn[1]) return;
-    drawn = range;
     var focused = document.activeElement && body.contains(document.activeElement) ? focusKey(document.activeElement) : null;
+    // Scrolling keeps the rows still in view where they are and only adds and drops rows at the edges:
+    // a frame then lays out the few rows that scrolled in, not the whole window again.
+    if (windowed && topSpacer && range[0] < drawn[1] && drawn[0] < range[1]) slideWindow(range);
+    else fullWindow(range);
+    drawn = range;
+    if (focused) restoreFocus(focused);
+  }
+
+  function fullWindow(range) {
     var fragment = document.createDocumentFragment();
     trs = {};
-    if (range[0] > 0) fragment.appendChild(spacer(offsets[range[0]]));
-    for (var i = range[0]; i < range[1]; i++) {
-      var item = items[i];
-      if (!item.key) fragment.appendChild(groupRow(item.group, item.count, item.open));
-      else fragment.appendChild(rows[item.key] ? buildRow(rows[item.key]) : spacer(ROW_H));  // removed, re-render queued
-    }
-    if (range[1] < items.length) fragment.appendChild(spacer(offsets[items.length] - offsets[range[1]]));
+    nodes = [];
+    topSpacer = windowed ? fragment.appendChild(spacer(offsets[range[0]])) : null;
+    for (var i = range[0]; i < range[1]; i++) nodes.push(fragment.appendChild(nodeFor(i)));
+    bottomSpacer = windowed ? fragment.appendChild(spacer(offsets[items.length] - offsets[range[1]])) : null;
     UI.clear(body).appendChild(fragment);
-    if (focused) restoreFocus(focused);
+  }
+
+  function slideWindow(range) {
+    var from = drawn[0], to = drawn[1], i;
+    for (; from < range[0]; from++) forget(nodes.shift());
+    for (; to > range[1]; to--) forget(nodes.pop());
+    var above = document.createDocumentFragment(), added = [];
+    for (i = range[0]; i < from; i++) added.push(above.appendChild(nodeFor(i)));
+    body.insertBefore(above, topSpacer.nextSibling);
+    nodes = added.concat(nodes);
+    var below = document.createDocumentFragment();
+    for (i = to; i < range[1]; i++) nodes.push(below.appendChild(nodeFor(i)));
+    body.insertBefore(below, bottomSpacer);
+    topSpacer.style.height = offsets[range[0]] + "px";
+    bottomSpacer.style.height = (offsets[items.length] - offsets[range[1]]) + "px";
+  }
+
+  function forget(node) {
+    var key = node.getAttribute("data-key");
+    if (key && trs[key] === node) delete trs[key];
+    body.removeChild(node);
   }
 
   function focusKey(node) {
@@ -306,13 +401,19 @@
       var old = rows[row.key];
       rows[row.key] = row;
       var tr = trs[row.key];
+      // (A row whose searchable text changed may match a filter differently: the kept lists are redone.)
       var moved = !old || groupOf(old) !== groupOf(row) || old.startedAt !== row.startedAt ||
-        old.findings.critical !== row.findings.critical || old.findings.warning !== row.findings.warning;
+        old.findings.critical !== row.findings.critical || old.findings.warning !== row.findings.warning ||
+        searchText(old) !== searchText(row);
       if (moved || matches(old) !== matches(row)) structural = true;
-      else if (tr) tr.replaceWith(buildRow(row));  // rows outside the drawn window are drawn when scrolled to
+      else if (tr) {  // rows outside the drawn window are drawn when scrolled to
+        var fresh = buildRow(row), at = nodes.indexOf(tr);
+        tr.replaceWith(fresh);
+        if (at >= 0) nodes[at] = fresh;
+      }
     });
     removed.forEach(function (key) { delete rows[key]; });
-    if (structural) scheduleRender();
+    if (structural) { reorder = true; scheduleRender(); }
   }
 
   function syncUrl() {
@@ -339,7 +440,7 @@
     });
     var search = document.getElementById("fleet-search");
     search.value = filter.q;
-    search.addEventListener("input", function () { filter.q = search.value.trim(); syncUrl(); scheduleRender(); });
+    search.addEventListener("input", function () { filter.q = search.value.trim(); typing = true; syncUrl(); scheduleRender(); });
     ["cluster", "namespace"].forEach(function (name) {
       var select = document.getElementById("fleet-" + name);
       select.value = filter[name];
@@ -372,12 +473,25 @@
 
   function loadSnapshot(list) {
     rows = {};
+    reorder = true;
     list.forEach(function (row) { rows[row.key] = row; });
     keepOptions("fleet-cluster", Object.keys(rows).map(function (k) { return rows[k].cluster; }).filter(unique()).sort());
     keepOptions("fleet-namespace", Object.keys(rows).map(function (k) { return rows[k].namespace; }).filter(unique()).sort());
     ["cluster", "namespace"].forEach(function (name) { document.getElementById("fleet-" + name).value = filter[name]; });
     document.body.setAttribute("data-fleet", "loaded");
     render();
+    warmSearch();
+  }
+
+  // The filter's search texts, made while the page is idle rather than on the first keystroke (50,000
+  // rows' texts take ~100 ms; rows that change later make theirs when first filtered).
+  function warmSearch() {
+    var keys = Object.keys(rows), next = 0;
+    var later = window.requestIdleCallback || function (f) { return setTimeout(function () { f({ timeRemaining: function () { return 10; } }); }, 50); };
+    later(function step(deadline) {
+      while (next < keys.length && deadline.timeRemaining() > 1) { var row = rows[keys[next++]]; if (row) searchText(row); }
+      if (next < keys.length) later(step);
+    });
   }
 
   function unique() { var seen = {}; return function (v) { if (seen[v]) return false; seen[v] = 1; return true; }; }

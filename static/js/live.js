@@ -10,6 +10,7 @@
 
   var STATUS_URL = "/api/v1/live-status";
   var POLL_MS = 10000;
+  var RESTART_RETRY_MS = 30000;  // how long a page retries quickly after the server said it restarts
 
   function clock(iso) {
     if (!iso) return "start";
@@ -38,7 +39,7 @@
   }
 
   function connect(path, handlers) {
-    var socket = null, lastId = null, attempt = 0, timer = null, silence = null, stopped = false;
+    var socket = null, lastId = null, attempt = 0, timer = null, silence = null, stopped = false, restartingUntil = 0;
     var status = document.getElementById("live-status");
     var banner = document.getElementById("live-banner");
     var socketState = "connecting", updatedAt = null, server = null, poller = null;
@@ -87,7 +88,7 @@
       var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
       socket = new WebSocket(url);
       socket.onopen = function () {
-        attempt = 0;
+        attempt = 0; restartingUntil = 0;
         socket.send(JSON.stringify(lastId ? { resume: lastId } : {}));
         socketState = "open";
         render();
@@ -107,8 +108,13 @@
         socket = null;
         if (stopped) return;
         if (event.code === 4401) { location.reload(); return; }  // session ended: go to the login page
-        // 0.5 s, 1 s, 2 s … capped at 15 s, with jitter so a restarted server is not hit all at once.
-        var delay = Math.min(15000, 500 * Math.pow(2, attempt++)) * (0.75 + Math.random() * 0.5);
+        // The server said it is restarting (1012) or going away (1001, a deploy's SIGTERM): it is back in
+        // seconds, so try every ~0.5 s for up to 30 s rather than waiting out a growing backoff (0.5 + 1 +
+        // 2 + 4 s left pages of a server back after 4 s reconnecting at 7.5 s).
+        if (event.code === 1012 || event.code === 1001) restartingUntil = Date.now() + RESTART_RETRY_MS;
+        var delay = Date.now() < restartingUntil ? 500 * (0.75 + Math.random() * 0.5)
+          // 0.5 s, 1 s, 2 s … capped at 15 s, with jitter so a restarted server is not hit all at once.
+          : Math.min(15000, 500 * Math.pow(2, attempt++)) * (0.75 + Math.random() * 0.5);
         socketState = "reconnecting";
         render();
         timer = setTimeout(open, delay);

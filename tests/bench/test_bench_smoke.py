@@ -41,6 +41,8 @@ def test_a_small_run_writes_the_json_and_html_reports(
             "10",
             "--seconds",
             "10",
+            "--history-releases",
+            "1000",  # the history page's phase, cheaply (the full run seeds 10,000)
             "--json",
             str(out_json),
             "--html",
@@ -70,6 +72,8 @@ def test_a_small_run_writes_the_json_and_html_reports(
         "ratios",
         "targets",
         "scale_out",
+        "pages",
+        "restart",
     ):
         assert key in report, key
     assert {"p50", "p95", "p99"} <= report["end_to_end"]["ms"].keys()
@@ -81,6 +85,18 @@ def test_a_small_run_writes_the_json_and_html_reports(
     assert report["loss"]["clients"] == 10
     assert report["capacity"]["updates"] == 200 and report["capacity"]["clients"] == 10
     assert {"name", "target", "value", "met"} <= report["targets"][0].keys()
+    # Issue 23's phases: past the fleet's first screen, a long history, a web restart under the pages.
+    pages = report["pages"]
+    assert isinstance(pages["fleet_interaction"]["keystrokes"]["median_ms"], float), pages
+    assert isinstance(pages["rollout"]["first_byte"]["median_ms"], float)
+    assert isinstance(pages["rollout"]["browser"]["first_render_ms"], float)
+    assert pages["history"]["releases"] == 1000
+    assert isinstance(pages["history"]["history"]["median_ms"], float)
+    assert report["restart"]["clients"] == 10 and report["restart"]["clients_resumed"] == 10
+    assert "web restart under 10 open pages" in done.stdout
+    names = {t["name"] for t in report["targets"]}
+    assert "fleet filter keystroke → repaint + next frame (ms, median)" in names
+    assert "web restart: all 10 open pages resumed (s)" in names
     page = out_html.read_text()
     assert "<html" in page and "Plotly" in page
     assert "<script src=" not in page  # plotly.js is inlined: the report opens offline

@@ -39,3 +39,25 @@ def test_pings_and_resumes_are_not_updates() -> None:
     client.apply_text(json.dumps({"type": "resumed", "streamId": "7-0"}), at=2.0)
     assert client.messages == [("7-0", 2.0)]
     assert len(client.table) == 2
+
+
+def test_pages_given_the_same_rows_document_share_its_decoding_but_not_their_tables() -> None:
+    rows = [["c/n/a", "Healthy", "4/4"]]
+    document = json.dumps({"streamId": "3-0", "fields": FIELDS, "rows": rows}).encode()
+    clients._DOCUMENTS.clear()
+    first = Client("http://127.0.0.1:1", session=None)  # type: ignore[arg-type]  # no network used
+    second = Client("http://127.0.0.1:1", session=None)  # type: ignore[arg-type]
+    first.load_document(document)
+    first.apply_text(_frame("4-0", [{"key": "c/n/a", "status": "Paused", "step": "1/4"}]), at=1.0)
+    second.load_document(document)
+    assert len(clients._DOCUMENTS) == 1
+    assert second.last_id == "3-0" and second.fields == FIELDS
+    assert second.table == {"c/n/a": clients.canonical(["c/n/a", "Healthy", "4/4"])}  # not the first's update
+
+
+def test_a_page_told_the_server_restarts_retries_every_half_second_not_with_a_growing_backoff() -> None:
+    from dashboard.bench.clients import reconnect_delay
+
+    assert all(0.375 <= reconnect_delay(6, restarting=True) <= 0.625 for _ in range(50))
+    assert all(11.25 <= reconnect_delay(5) <= 15 * 1.25 for _ in range(50))
+    assert all(0.375 <= reconnect_delay(0) <= 0.625 for _ in range(50))

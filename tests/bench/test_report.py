@@ -16,3 +16,50 @@ def test_a_run_without_the_browser_says_so_rather_than_none() -> None:
 def test_a_failed_browser_run_prints_its_error() -> None:
     text = first_render_text({"browser": {"error": "RuntimeError: /usr/bin/chromium is not installed"}})
     assert text == "not measured: RuntimeError: /usr/bin/chromium is not installed"
+
+
+def test_a_web_restart_is_timed_until_the_last_page_had_what_was_published_while_it_was_down() -> None:
+    from dashboard.bench.report import _restart
+
+    restart = {"server": "http://a", "stopped_at": 100.0, "last_id": "5-0", "updates_while_down": 3}
+    pages = [
+        {"server": "http://a", "messages": [["4-0", 99.0], ["5-0", 101.5]]},
+        {"server": "http://a", "messages": [["4-0", 99.0], ["6-0", 103.0]]},
+        {"server": "http://b", "messages": [["4-0", 99.0]]},  # another server's page did not reconnect
+    ]
+    figures = _restart(restart, pages)
+    assert figures["clients"] == 2 and figures["clients_resumed"] == 2
+    assert figures["seconds_until_all_resumed"] == 3.0
+    assert "stopped_at" not in figures
+
+
+def test_a_page_that_never_resumed_leaves_the_restart_without_a_time() -> None:
+    from dashboard.bench.report import _restart
+
+    restart = {"server": "http://a", "stopped_at": 100.0, "last_id": "5-0"}
+    figures = _restart(restart, [{"server": "http://a", "messages": [["4-0", 99.0]]}])
+    assert figures["clients_resumed"] == 0 and figures["seconds_until_all_resumed"] is None
+
+
+def test_the_summary_names_the_pages_past_the_fleet_and_why_a_figure_is_missing() -> None:
+    from dashboard.bench.report import _summary_lines_23
+
+    result = {
+        "pages": {
+            "fleet_interaction": {"error": "filter /: RuntimeError: no chromium"},
+            "rollout": {"key": "a/b/c", "first_byte": {"median_ms": 12.0}, "browser": {"error": "boom"}},
+            "history": {
+                "key": "a/b/d",
+                "releases": 10_000,
+                "history": {"median_ms": 20.0},
+                "timeline_api": {"median_ms": 30.0},
+                "rollout": {"error": "GET /x: timeout"},
+            },
+        },
+        "restart": {},
+    }
+    lines = _summary_lines_23(result)
+    assert lines[0] == "fleet filter and scroll: not measured: filter /: RuntimeError: no chromium"
+    assert lines[1] == "rollout page (a/b/c): first byte 12.0 ms; first render not measured: boom"
+    assert "10000 releases: page first byte 20.0 ms, timeline API 30.0 ms" in lines[2]
+    assert lines[2].endswith("its rollout page not measured: GET /x: timeout")

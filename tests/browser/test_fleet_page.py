@@ -96,3 +96,37 @@ def test_an_open_page_recovers_by_itself_after_the_server_restarts(page: Any, se
     page.wait_for_selector("#live-status[data-state=live]")
     assert page.evaluate("window.__marker") == 1  # no reload
     screenshot(page, "rollout-after-restart")
+
+
+def test_a_long_fleet_draws_only_the_rows_near_the_view_and_scrolls_through_every_one(
+    page: Any, server: Server
+) -> None:
+    _publish(samples.fleet(1500))
+    page.goto(server.url + "/?healthy=1")  # every group open: 1,500 rows in the list
+    page.wait_for_selector("body[data-fleet=loaded] #fleet-body tr.row")
+    first = page.eval_on_selector("#fleet-body tr.row", "row => row.dataset.key")
+    seen: set[str] = set()
+    while True:
+        keys = page.eval_on_selector_all("#fleet-body tr.row", "rows => rows.map(r => r.dataset.key)")
+        assert 0 < len(keys) < 120 and len(set(keys)) == len(keys)  # a window, each row once
+        seen |= set(keys)
+        at_end = page.evaluate(
+            "() => new Promise(done => { const before = window.scrollY;"
+            " window.scrollBy(0, Math.round(window.innerHeight * 0.8));"
+            " requestAnimationFrame(() => requestAnimationFrame(() => done(window.scrollY === before))); })"
+        )
+        if at_end:
+            break
+    assert len(seen) == 1500  # scrolling drew every row on the way down
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_function(f"() => document.querySelector('#fleet-body tr.row').dataset.key === {first!r}")
+    # Typed a key at a time (each narrows the last list), then deleted (each finds its list kept).
+    page.type("#fleet-search", "svc-0004")
+    page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 10")
+    for shown in ("100", "1000", "1500", "1500"):
+        page.press("#fleet-search", "Backspace")
+        page.wait_for_function(
+            f"() => document.getElementById('fleet-shown').textContent === 'Showing {shown} of 1500'"
+        )
+    page.type("#fleet-search", "00042")
+    page.wait_for_function("() => document.querySelectorAll('#fleet-body tr.row').length === 1")

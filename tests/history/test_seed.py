@@ -1,4 +1,6 @@
-"""The generated history the insights benchmark runs on: it fills every table the insights read."""
+"""The generated history (``manage.py seed_history``, the benchmarks' data) fits the current schema, fills
+every table the insights read, and can put a long history on one named rollout (the history page's
+benchmark)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,23 @@ from dashboard.history.seed import seed_history
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def test_every_release_goes_on_the_named_rollout_with_its_timeline_and_audit() -> None:
+    seeded = seed_history(200, rollout=("prod", "shop", "web"), days=30)
+
+    releases = Release.objects.filter(cluster="prod", namespace="shop", rollout="web")
+    assert releases.count() == seeded.releases == 200
+    assert Release.objects.count() == 200
+    assert TimelineEvent.objects.filter(release__rollout="web").count() == seeded.events > 200
+    assert AuditEntry.objects.filter(rollout="web").count() == 2 * seeded.actions > 0
+    assert sorted(releases.values_list("revision", flat=True)) == list(range(1, 201))
+
+
+def test_without_a_rollout_the_releases_spread_over_the_fleet() -> None:
+    seed_history(60, rollouts=6, days=30)
+
+    assert Release.objects.values("rollout").distinct().count() == 6
 
 
 def test_a_seeded_history_fills_releases_events_commits_and_audit_rows_that_insights_count() -> None:

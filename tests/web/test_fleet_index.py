@@ -19,7 +19,7 @@ def _index(prefix: str) -> tuple[MemoryBus, FleetIndex]:
 
 
 def _names(index: FleetIndex) -> list[str]:
-    return sorted(row[FIELDS.index("name")] for row in index.rows.values())
+    return sorted(row[FIELDS.index("name")] for row in index.values())
 
 
 def test_it_reads_the_fleet_once_then_follows_the_stream() -> None:
@@ -63,3 +63,14 @@ def test_the_document_is_cached_until_the_version_moves() -> None:
     async_to_sync(index.refresh)()
     second: dict[str, Any] = json.loads(index.document(gzipped=False))
     assert second["count"] == 2 and second["fields"] == list(FIELDS)
+
+
+def test_rows_are_kept_encoded_with_markup_characters_escaped() -> None:
+    bus, index = _index("fi-escape:")
+    async_to_sync(bus.publish)(samples.healthy_canary() | {"message": "<script>&</script>"}, [])
+    async_to_sync(index.refresh)()
+    document = index.document(gzipped=False)
+    assert b"<" not in document and b">" not in document and b"&" not in document
+    (row,) = json.loads(document)["rows"]
+    assert row == index.values()[0]
+    assert "<script>&</script>" in json.dumps(row)

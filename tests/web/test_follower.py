@@ -122,6 +122,50 @@ async def test_a_recent_resume_is_replayed_from_the_buffer(live_bus: Any) -> Non
     stream.unsubscribe(resumer)
 
 
+async def test_a_new_follower_reads_the_gap_before_its_start_once_for_every_resuming_page(
+    live_bus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A restarted web process: every page resumes from an id written before its follower started.
+    seen = await live_bus.publish(_view("a"), [])
+    missed = [await live_bus.publish(_view(name), []) for name in ("b", "c")]
+    stream = StreamFollower(live_bus)
+    keeper = await stream.subscribe(None)
+    newer = await live_bus.publish(_view("d"), [])
+    stream.ring(newer)
+    await _wait_ready(keeper)
+    reads: list[str] = []
+    read_since = live_bus.read_since
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(args[0])
+        return await read_since(*args, **kwargs)
+
+    monkeypatch.setattr(live_bus, "read_since", counted)
+    pages = [await stream.subscribe(None) for _ in range(3)]
+    for page in pages:
+        assert stream.replay(page, seen) or (await stream.backfill(seen) and stream.replay(page, seen))
+        entries, _ = page.take(seen)
+        assert [i for i, _ in entries] == [*missed, newer]
+    assert reads == [seen]  # the first page's resume read the gap; the others were served from memory
+    for subscription in (keeper, *pages):
+        stream.unsubscribe(subscription)
+
+
+async def test_a_gap_longer_than_the_buffer_is_left_to_each_page(
+    live_bus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follower, "BUFFER", 2)
+    first = await live_bus.publish(_view("a"), [])
+    for name in ("b", "c", "d"):
+        await live_bus.publish(_view(name), [])
+    stream = StreamFollower(live_bus)
+    resumer = await stream.subscribe(None)
+    assert not await stream.backfill(first)
+    assert not stream.replay(resumer, first)  # the consumer reads its gap from the bus, as before
+    assert not await stream.backfill("99999999999999-0")  # not an id of this stream: a snapshot will do
+    stream.unsubscribe(resumer)
+
+
 async def test_the_buffer_forgets_the_oldest_entries(live_bus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(follower, "BUFFER", 2)
     stream = StreamFollower(live_bus)

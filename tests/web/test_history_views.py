@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -84,3 +85,27 @@ def test_user_actions_from_the_audit_log_show_who_acted(client_in: Client) -> No
     body = client_in.get("/api/v1/rollouts/prod/shop/checkout/releases/bbb").json()
     assert body["release"]["actedBy"] == ["alice (promote)"]
     assert [e["title"] for e in body["events"] if e["kind"] == "action"] == ["alice: promote — done"]
+
+
+def test_a_long_history_pages_back_fifty_releases_at_a_time(client_in: Client) -> None:
+    from dashboard.history.seed import seed_history
+
+    seed_history(120, rollout=("prod", "shop", "long"), days=30)
+    seen: list[str] = []
+    url = "/rollouts/prod/shop/long/history/"
+    pages = 0
+    while url:
+        html = client_in.get(url).content.decode()
+        rows = re.findall(r'data-release="([^"]+)"', html)
+        assert 0 < len(rows) <= 50
+        seen += rows
+        pages += 1
+        older = re.search(r'href="(\?before=[^"]+)" id="releases-older"', html)
+        url = "/rollouts/prod/shop/long/history/" + older.group(1) if older else ""
+    assert pages == 3
+    assert len(seen) == len(set(seen)) == 120  # every release once, none skipped across pages
+    assert seen == sorted(seen, reverse=True)  # newest first throughout (the generator's hashes count up)
+
+
+def test_a_page_before_a_release_the_rollout_does_not_have_is_not_found(client_in: Client) -> None:
+    assert client_in.get("/rollouts/prod/shop/checkout/history/?before=nope").status_code == 404

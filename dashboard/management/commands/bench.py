@@ -27,10 +27,25 @@ class Command(BaseCommand):
         parser.add_argument("--clients", type=int, default=200, help="websocket clients (fleet pages)")
         parser.add_argument("--seconds", type=float, default=60.0, help="how long the churn lasts")
         parser.add_argument("--layout", choices=LAYOUTS, default="single")
+        parser.add_argument(
+            "--clusters",
+            type=int,
+            default=0,
+            help="simulated clusters for --layout clusters (the rollouts are split across them; default 2)",
+        )
         parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
         parser.add_argument("--html", metavar="FILE", help="write the report as HTML with charts")
         parser.add_argument("--no-browser", action="store_true", help="skip the Chromium first-render figure")
         parser.add_argument("--no-limits", action="store_true", help="skip the raw Redis / fan-out limits")
+        parser.add_argument(
+            "--history-releases",
+            type=int,
+            default=10_000,
+            help="releases seeded on one rollout for the history page's figure (0 skips it; PostgreSQL only)",
+        )
+        parser.add_argument(
+            "--no-restart", action="store_true", help="skip restarting the web server under the open pages"
+        )
         parser.add_argument("--profile", metavar="DIR", help="run watchers and web servers under py-spy")
         parser.add_argument("--keep-logs", metavar="DIR", help="copy every process's log here")
 
@@ -44,10 +59,13 @@ class Command(BaseCommand):
             clients=options["clients"],
             seconds=options["seconds"],
             layout=options["layout"],
+            clusters=options["clusters"],
             redis_url=str(settings.REDIS_URL),
             database_url=str(settings.DATABASE_URL or ""),
             browser=not options["no_browser"],
             limits=not options["no_limits"],
+            history_releases=options["history_releases"],
+            restart=not options["no_restart"],
             profile_dir=Path(options["profile"]) if options["profile"] else None,
             keep_dir=Path(options["keep_logs"]) if options["keep_logs"] else None,
         )

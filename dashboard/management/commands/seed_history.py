@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dashboard.history.seed import seed_history
 
@@ -18,11 +18,26 @@ class Command(BaseCommand):
         parser.add_argument("--rollouts", type=int, default=600)
         parser.add_argument("--days", type=int, default=365)
         parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--rollout",
+            metavar="CLUSTER/NAMESPACE/NAME",
+            help="put every release on this one rollout (a long history; --rollouts is then ignored)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        rollout = None
+        if options["rollout"]:
+            parts = options["rollout"].split("/")
+            if len(parts) != 3 or not all(parts):
+                raise CommandError(f"--rollout must be CLUSTER/NAMESPACE/NAME, not {options['rollout']!r}")
+            rollout = (parts[0], parts[1], parts[2])
         began = time.perf_counter()
         seeded = seed_history(
-            options["releases"], rollouts=options["rollouts"], days=options["days"], seed=options["seed"]
+            options["releases"],
+            rollouts=options["rollouts"],
+            days=options["days"],
+            seed=options["seed"],
+            rollout=rollout,
         )
         self.stdout.write(
             f"seeded {seeded.releases} releases, {seeded.events} events, {seeded.commits} commits, "
