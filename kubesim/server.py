@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
 import contextlib
 import json
 import logging
@@ -953,9 +954,8 @@ class ApiServer:
         limit = _parse_int("limit", q.get("limit"))
         scoped = rt.namespaced and not target.namespace
         start = 0
-        if after is not None:
-            while start < len(items) and _start_key(items[start], scoped) <= after:
-                start += 1
+        if after is not None:  # the list is in key order: the page starts after the token's key
+            start = bisect.bisect_right(items, after, key=lambda item: _start_key(item, scoped))
         if limit and limit > 0 and start + limit < len(items):
             last = items[start + limit - 1]
             meta["continue"] = _encode_continue(list_rv, _start_key(last, scoped))

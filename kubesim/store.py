@@ -23,7 +23,7 @@ import functools
 import random
 import re
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -284,6 +284,9 @@ class Store:
         # lets a paginated list be served as of its first page.
         self._history: deque[tuple[int, str, str, Obj, Obj | None]] = deque(maxlen=max(1, history_limit))
         self._compacted = 0  # events with a resourceVersion <= this are no longer in the history
+        # Recent lists by (resource, version, namespace, selectors): stored objects are replaced, never
+        # changed in place, so a list at a version stays true (``_listed``).
+        self._lists: OrderedDict[tuple[str, int, str, str, str], ObjList] = OrderedDict()
         self._by_uid: dict[str, tuple[str, str, str]] = {}
         self._dependents: dict[str, set[str]] = {}  # owner uid -> dependent uids
         self._callbacks: list[Callback] = []
@@ -368,21 +371,10 @@ class Store:
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> tuple[ObjList, int]:
-        """Matching stored objects sorted by (namespace, name) like etcd keys, and the list's version."""
+        """Matching stored objects in etcd's key order, and the list's version (read-only objects)."""
         rt = self.resource_type(resource)
-        labels = parse_label_selector(label_selector) if label_selector else []
-        fields = parse_field_selector(rt.key, field_selector) if field_selector else []
-        objects = self._objects[rt.key]
-        items = []
-        for key in sorted(objects):
-            if namespace and rt.namespaced and key[0] != namespace:
-                continue
-            obj = objects[key]
-            if labels and not labels_match(obj["metadata"].get("labels") or {}, labels):
-                continue
-            if fields and not fields_match(obj, fields):
-                continue
-            items.append(obj)
+        items = self._listed(rt, self.resource_version, self._objects[rt.key], namespace,
+                             label_selector, field_selector)
         return items, self.resource_version
 
     def list(
@@ -423,10 +415,30 @@ class Store:
                 state.pop(key, None)
             elif old is not None:
                 state[key] = old
+        return self._listed(rt, resource_version, state, namespace, label_selector, field_selector)
+
+    def _listed(
+        self,
+        rt: ResourceType,
+        resource_version: int,
+        state: dict[tuple[str, str], Obj],
+        namespace: str | None,
+        label_selector: str | None,
+        field_selector: str | None,
+    ) -> ObjList:
+        """``state``'s matching objects in etcd's key order (``<namespace>/<name>``, byte order: a namespace
+        ``a-b`` sorts before ``a``). Remembered for the pages of a continue chain, which all read the list
+        at its first page's version: each page then costs a lookup, not a rebuild and sort of the whole
+        list (70,000 Events took 40 s to page through)."""
+        remembered = (rt.key, resource_version, namespace or "", label_selector or "", field_selector or "")
+        items = self._lists.get(remembered)
+        if items is not None:
+            self._lists.move_to_end(remembered)
+            return items
         labels = parse_label_selector(label_selector) if label_selector else []
         fields = parse_field_selector(rt.key, field_selector) if field_selector else []
         items = []
-        for key in sorted(state):
+        for key in sorted(state, key=_etcd_key):
             if namespace and rt.namespaced and key[0] != namespace:
                 continue
             obj = state[key]
@@ -435,6 +447,9 @@ class Store:
             if fields and not fields_match(obj, fields):
                 continue
             items.append(obj)
+        self._lists[remembered] = items
+        if len(self._lists) > LISTS_REMEMBERED:
+            self._lists.popitem(last=False)
         return items
 
     def count(self, resource: str) -> int:
@@ -1116,3 +1131,11 @@ class Store:
     def objects(self, resource: str) -> Iterator[Obj]:
         """Every stored object of a kind (read-only), in no particular order."""
         return iter(self._objects[self.resource_type(resource, require_served=False).key].values())
+
+
+LISTS_REMEMBERED = 16  # lists kept for continue chains (references to stored objects: small)
+
+
+def _etcd_key(key: tuple[str, str]) -> str:
+    """A stored object's (namespace, name) as the tail of its etcd key, whose byte order lists follow."""
+    return f"{key[0]}/{key[1]}"

@@ -160,6 +160,27 @@ async def test_list_pages_with_limit_and_continue(api: Api) -> None:
     assert names == ["r2", "r3", "r4"]
 
 
+async def test_a_list_across_namespaces_pages_in_etcd_key_order_and_loses_no_object(api: Api) -> None:
+    # etcd orders keys by bytes: "team-a/…" sorts before "team/…" ("-" < "/"); a page that ended in
+    # "team" used to skip every object of "team-a".
+    for namespace in ("team", "team-a"):
+        await api.call("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+        for name in ("x", "y"):
+            status, _ = await api.call("POST", f"{RO}/namespaces/{namespace}/rollouts", rollout(name))
+            assert status == 201
+    _, whole = await api.call("GET", f"{RO}/rollouts")
+    keys = [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in whole["items"]]
+    assert keys == ["team-a/x", "team-a/y", "team/x", "team/y"]
+    paged, token = [], ""
+    while True:
+        _, page = await api.call("GET", f"{RO}/rollouts?limit=1" + (f"&continue={token}" if token else ""))
+        paged += [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in page["items"]]
+        token = page["metadata"].get("continue", "")
+        if not token:
+            break
+    assert paged == keys
+
+
 async def test_status_patch_changes_only_status_and_main_patch_ignores_status(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
     merge = "application/merge-patch+json"
@@ -411,13 +432,21 @@ async def test_a_continue_token_serves_the_list_as_of_its_first_page(api: Api) -
     _, first = await api.call("GET", f"{RO}/rollouts?limit=1")
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout("r9"))  # after page 1
     await api.call("DELETE", f"{RO}/namespaces/shop/rollouts/r2")
-    names, token = ["r0"], first["metadata"]["continue"]
+    await api.call(
+        "PATCH",
+        f"{RO}/namespaces/shop/rollouts/r3/status",
+        {"status": {"abort": True}},
+        content_type="application/merge-patch+json",
+    )
+    names, token, pages = ["r0"], first["metadata"]["continue"], []
     while token:
         _, page = await api.call("GET", f"{RO}/rollouts?limit=1&continue={token}")
         assert page["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
         names += [i["metadata"]["name"] for i in page["items"]]
+        pages += page["items"]
         token = page["metadata"].get("continue")
     assert names == ["r0", "r1", "r2", "r3"]
+    assert "abort" not in (pages[-1].get("status") or {})  # r3 as it was at the first page
 
 
 async def test_an_expired_continue_token_answers_410_with_an_inconsistent_token(api: Api) -> None:
