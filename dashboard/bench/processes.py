@@ -121,6 +121,14 @@ class Processes:
                 rss, peak = rss_mb(pid)
                 if rss:
                     found[p.name] = {"rss_mb": rss, "peak_mb": peak, "cpu_s": cpu_seconds(pid)}
+                # What it started (the watcher's history recorder process): its work counts too.
+                children = [(rss_mb(child), cpu_seconds(child)) for child in _children(pid)]
+                if children:
+                    found[f"{p.name}-children"] = {
+                        "rss_mb": round(sum(m[0] for m, _ in children), 1),
+                        "peak_mb": round(sum(m[1] for m, _ in children), 1),
+                        "cpu_s": round(sum(cpu for _, cpu in children), 2),
+                    }
         return found
 
 

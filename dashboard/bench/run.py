@@ -43,6 +43,7 @@ import yaml
 from dashboard.bench import analysis, browser, limits
 from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
+from dashboard.bench.floor import decode_floor
 from dashboard.bench.monitor import Sampler, StreamMonitor
 from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
 from dashboard.bench.report import figures
@@ -162,6 +163,7 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         raw["expected"] = asyncio.run(expected_rows(state.clusters))
         raw["bus_rows"] = _bus_rows(config, state)
         raw["redis_keys_mb"] = _redis_keys_mb(config, state)
+        raw["floor"] = asyncio.run(decode_floor(state.clusters))
         watcher_logs = {p.name: p.log_path for p in state.watchers}
         processes.close()
         raw["watcher_changes"] = {name: _watcher_changes(path) for name, path in watcher_logs.items()}

@@ -63,3 +63,14 @@ def test_the_summary_names_the_pages_past_the_fleet_and_why_a_figure_is_missing(
     assert lines[1] == "rollout page (a/b/c): first byte 12.0 ms; first render not measured: boom"
     assert "10000 releases: page first byte 20.0 ms, timeline API 30.0 ms" in lines[2]
     assert lines[2].endswith("its rollout page not measured: GET /x: timeout")
+def test_the_watchers_cost_per_change_counts_their_recorder_and_sits_beside_the_decoding_floor() -> None:
+    from dashboard.bench.report import _watcher_cost
+
+    result = {
+        "cpu_cores_during_churn": {"sim-a": 0.5, "watcher-sim-a": 0.1, "watcher-sim-a-children": 0.05},
+        "ingest": {"changes_per_second": 500.0},
+    }
+    cost = _watcher_cost(result, {"orjson_decode_ms_per_change": 0.01, "objects": 10})
+    assert cost["watcher_cpu_ms_per_change"] == 0.3  # 0.15 cores over 500 changes a second
+    assert cost["watcher_vs_decode"] == 30.0
+    assert cost["decode_sample"] == {"objects": 10}
