@@ -646,17 +646,11 @@ async def _delivery_capacity(
     straight to the bus as fast as it takes them, and time until every client has had them all (the raw
     fan-out limit is the same thing without the application). The views are unchanged, so the clients'
     tables still equal the simulators' afterwards."""
-    import redis.asyncio as aioredis
     from channels_redis.core import RedisChannelLayer
 
     from dashboard.live.bus import RedisBus
 
-    client: Any = aioredis.Redis.from_url(config.redis_url, socket_timeout=30)
-    try:
-        keys = sorted(await client.hkeys(f"{state.prefix}snap"))[:CAPACITY_UPDATES]
-        views = [json.loads(v) for v in await client.hmget(f"{state.prefix}snap", keys) if v] if keys else []
-    finally:
-        await client.aclose()
+    views = await _current_views(config, state, CAPACITY_UPDATES)
     if not views:
         return {"updates": 0}
     layer = RedisChannelLayer(hosts=[{"address": config.redis_url, "socket_timeout": None}], capacity=1000)
@@ -692,17 +686,11 @@ async def _web_restart(
     exited, publish ``RESTART_UPDATES`` current views (unchanged, so the tables still equal the simulators')
     that only a resume can bring; start it again on the same port; wait until every client has them.
     The report times each client from the SIGTERM to its first message at or past the last of them."""
-    import redis.asyncio as aioredis
     from channels_redis.core import RedisChannelLayer
 
     from dashboard.live.bus import RedisBus
 
-    client: Any = aioredis.Redis.from_url(config.redis_url, socket_timeout=30)
-    try:
-        keys = sorted(await client.hkeys(f"{state.prefix}snap"))[:RESTART_UPDATES]
-        views = [json.loads(v) for v in await client.hmget(f"{state.prefix}snap", keys) if v] if keys else []
-    finally:
-        await client.aclose()
+    views = await _current_views(config, state, RESTART_UPDATES)
     old = state.web[0]
     port = urllib.parse.urlsplit(state.servers[0]).port
     log(f"restarting {old.name} under its open pages (SIGTERM, then start again on port {port}) …")
@@ -852,3 +840,16 @@ def _cleanup(config: BenchConfig, state: RunState) -> None:
             admin = parts._replace(path="/postgres").geturl()
             with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
+async def _current_views(config: BenchConfig, state: RunState, count: int) -> list[dict[str, Any]]:
+    """The first ``count`` views the bus holds now (by key): republished unchanged, they leave every
+    client's table equal to the simulators'."""
+    import redis.asyncio as aioredis
+
+    client: Any = aioredis.Redis.from_url(config.redis_url, socket_timeout=30)
+    try:
+        keys = sorted(await client.hkeys(f"{state.prefix}snap"))[:count]
+        return [json.loads(v) for v in await client.hmget(f"{state.prefix}snap", keys) if v] if keys else []
+    finally:
+        await client.aclose()
