@@ -10,6 +10,7 @@ Non-goals: validation against a schema, and any I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -121,6 +122,12 @@ def parse_time(value: Any) -> datetime | None:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str):
         return None
+    # Every rebuild of a view parses the same timestamps of its objects and events again: cached, but
+    # only what is timestamp-sized, so odd values cannot fill the cache with large strings.
+    return _parse_rfc3339_cached(value) if len(value) <= 40 else _parse_rfc3339(value)
+
+
+def _parse_rfc3339(value: str) -> datetime | None:
     match = _RFC3339.fullmatch(value)
     if not match:
         return None
@@ -137,10 +144,18 @@ def parse_time(value: Any) -> datetime | None:
     return moment
 
 
+_parse_rfc3339_cached = functools.lru_cache(maxsize=1 << 16)(_parse_rfc3339)
+
+
 def rfc3339(moment: datetime | None) -> str | None:
     """UTC RFC3339 with a Z, as Kubernetes writes times (second precision unless sub-second is set)."""
     if moment is None:
         return None
+    return _format_rfc3339(moment)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same few moments are written on every rebuild of a view
+def _format_rfc3339(moment: datetime) -> str:
     moment = moment.astimezone(UTC)
     if moment.microsecond:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"

@@ -250,6 +250,7 @@ class Watcher:
         # and stopped as roots come and go (``_rescope``), once ``run`` has an API to watch with.
         self._api: KubeApi | None = None
         self._scoped: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._scopes_seen = -1  # the cache's read_scopes_changes when the scoped watches were last set
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -375,11 +376,12 @@ class Watcher:
     def _rescope(self) -> None:
         """Watch each scoped kind exactly in the namespaces where a root reads one (only while running).
 
-        A watch no longer needed is stopped and its objects dropped from the cache. The number of such
-        watches is the number of (kind, namespace) pairs in use, so this is cheap on every root change.
+        A watch no longer needed is stopped and its objects dropped from the cache. Every root change
+        calls this; it only looks again when a (kind, namespace) pair came into use or went out of it.
         """
-        if self._api is None:
+        if self._api is None or self._scopes_seen == self.cache.read_scopes_changes:
             return
+        self._scopes_seen = self.cache.read_scopes_changes
         scoped = {k.name: k for k in self.kinds if k.scoped}
         everywhere = self.namespaces == (None,)
         wanted = {
@@ -448,6 +450,7 @@ class Watcher:
             self._api = None
             tasks += [*self._refresh_tasks, *self._scoped.values()]
             self._scoped.clear()
+            self._scopes_seen = -1
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
