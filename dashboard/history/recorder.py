@@ -264,11 +264,11 @@ def _insert_events(events: Sequence[tuple[Release, Mapping[str, Any], datetime]]
     one batch. ``bulk_create`` builds a model instance per row and, on PostgreSQL, dumps every column as
     an array in Python; on the recorder's thread that held the watcher's GIL for a third of its time."""
     meta = TimelineEvent._meta
-    fields = [meta.get_field(name) for name in _EVENT_FIELDS]
+    columns = [str(getattr(meta.get_field(name), "column", name)) for name in _EVENT_FIELDS]
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column) for field in fields)  # type: ignore[union-attr]
     sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(map(quote, columns))}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) "
         "ON CONFLICT DO NOTHING"
     )
     at_field, data_field = meta.get_field("at"), meta.get_field("data")

@@ -142,10 +142,14 @@ def gitops_summary(applications: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
 
 @dataclass(frozen=True)
 class PipelineSettings:
-    # Per rollout, a token bucket: up to ``publish_burst`` publishes at once (one reconcile's writes arrive
-    # on several watch streams a few ms apart, and none of them should wait), then one per interval —
-    # a rollout written continuously is published at most ~10 times a second. (At 0.25 s, the later
-    # writes of one release's reconcile waited up to 250 ms: most of the fleet benchmark's p99.)
+    # A rollout's first change waits ``settle_seconds`` for the rest of its reconcile: one reconcile writes
+    # the Rollout, its ReplicaSets, pods and Events, which arrive on several watch streams a few ms apart,
+    # and are published as one view instead of one each. (Publishing each at once spent a burst budget of
+    # 3 on the children's writes, and the Rollout's own write, often the last, waited for the next token:
+    # most of the fleet benchmark's p99, and three view builds where one shows the same.)
+    settle_seconds: float = 0.02
+    # Then, per rollout, a token bucket: up to ``publish_burst`` publishes at once, then one per interval —
+    # a rollout written continuously (a weight fight) is published at most ~10 times a second.
     min_publish_interval: float = 0.1
     publish_burst: int = 3
     batch_size: int = 100  # at most this many views built between two yields to the event loop …
@@ -218,6 +222,7 @@ class Watcher:
         # Rollouts to rebuild → a mark that changes with every change, so a change that lands while a
         # publish of the same rollout is in flight is not forgotten when that publish completes.
         self._dirty: dict[str, int] = {}
+        self._dirty_since: dict[str, float] = {}  # monotonic: when each became dirty (its settle window)
         self._marks = 0
         self._basis: dict[str, dict[str, Any]] = {}  # what timeline_events needs of the last publish
         self._digest: dict[str, bytes] = {}
@@ -411,8 +416,11 @@ class Watcher:
             self._wake.set()
 
     def _mark(self, uids: Iterable[str]) -> None:
+        now = time.monotonic()
         for uid in uids:
             self._marks += 1
+            if uid not in self._dirty:
+                self._dirty_since[uid] = now
             self._dirty[uid] = self._marks
         if self._dirty:
             self._wake.set()
@@ -611,11 +619,13 @@ class Watcher:
         return min(burst, tokens + (now - since) / self.settings.min_publish_interval)
 
     def _ready_at(self, uid: str, now: float) -> float:
-        """When ``uid`` may be published next (``now`` if it may be published at once)."""
+        """When ``uid`` may be published next (``now`` if it may be published at once): once its settle
+        window has passed and a token is there."""
         if self.settings.min_publish_interval <= 0:
             return now
         tokens = self._tokens(uid, now)
-        return now if tokens >= 1 else now + (1 - tokens) * self.settings.min_publish_interval
+        ready = now if tokens >= 1 else now + (1 - tokens) * self.settings.min_publish_interval
+        return max(ready, self._dirty_since.get(uid, now) + self.settings.settle_seconds)
 
     def _spend_token(self, uid: str, now: float) -> None:
         if self.settings.min_publish_interval > 0:
@@ -667,6 +677,9 @@ class Watcher:
         for uid in uids:
             if self._dirty.get(uid) == built[uid]:  # else it changed during the publish: build it again
                 self._dirty.pop(uid, None)
+                self._dirty_since.pop(uid, None)
+            elif uid in self._dirty:
+                self._dirty_since[uid] = stamp  # what changed meanwhile settles from now
         published = []
         for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
             self._basis[uid] = timeline_basis(view)
