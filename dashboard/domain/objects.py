@@ -150,7 +150,7 @@ def _parse_rfc3339(value: str) -> datetime | None:
     return moment
 
 
-_parse_rfc3339_cached = functools.lru_cache(maxsize=1 << 16)(_parse_rfc3339)
+_parse_rfc3339_cached = functools.lru_cache(maxsize=1 << 14)(_parse_rfc3339)
 
 
 def rfc3339(moment: datetime | None) -> str | None:
@@ -160,7 +160,7 @@ def rfc3339(moment: datetime | None) -> str | None:
     return _format_rfc3339(moment)
 
 
-@functools.lru_cache(maxsize=1 << 16)  # the same few moments are written on every rebuild of a view
+@functools.lru_cache(maxsize=1 << 14)  # the same few moments are written on every rebuild of a view
 def _format_rfc3339(moment: datetime) -> str:
     moment = moment.astimezone(UTC)
     if moment.microsecond:
