@@ -593,21 +593,26 @@ class Watcher:
         if self._resync_pending:
             await self._resync()
         now = time.monotonic()
-        due: list[str] = []
+        due: list[str] = list(self._dirty) if force else []
         next_due: float | None = None
-        for uid in self._dirty:
+        for uid in () if force else self._dirty:
+            # In the order they became dirty, so in the order their settle windows end: the first still
+            # settling ends the scan (a flush runs after every change; it must not walk a backlog).
             ready_at = self._ready_at(uid, now)
-            if force or ready_at <= now:
+            if ready_at <= now:
                 due.append(uid)
-            elif next_due is None or ready_at < next_due:
+                continue
+            if next_due is None or ready_at < next_due:
                 next_due = ready_at
+            if self._settling(uid, now):
+                break
         while due:
             done = await self._publish(due)
             due = due[done:]
             await asyncio.sleep(0)  # let the watch streams in between batches
         if next_due is not None:
             loop = asyncio.get_running_loop()
-            delay = max(0.0, next_due - now)
+            delay = max(0.001, next_due - now)  # (uvloop's timers count whole milliseconds: no spinning)
             if self._timer is None or self._timer.when() > loop.time() + delay:
                 if self._timer is not None:
                     self._timer.cancel()
@@ -626,6 +631,12 @@ class Watcher:
         tokens = self._tokens(uid, now)
         ready = now if tokens >= 1 else now + (1 - tokens) * self.settings.min_publish_interval
         return max(ready, self._dirty_since.get(uid, now) + self.settings.settle_seconds)
+
+    def _settling(self, uid: str, now: float) -> bool:
+        return (
+            self.settings.min_publish_interval > 0
+            and self._dirty_since.get(uid, now) + self.settings.settle_seconds > now
+        )
 
     def _spend_token(self, uid: str, now: float) -> None:
         if self.settings.min_publish_interval > 0:
@@ -678,8 +689,9 @@ class Watcher:
             if self._dirty.get(uid) == built[uid]:  # else it changed during the publish: build it again
                 self._dirty.pop(uid, None)
                 self._dirty_since.pop(uid, None)
-            elif uid in self._dirty:
-                self._dirty_since[uid] = stamp  # what changed meanwhile settles from now
+            elif uid in self._dirty:  # what changed meanwhile settles from now, behind the others
+                self._dirty[uid] = self._dirty.pop(uid)
+                self._dirty_since[uid] = stamp
         published = []
         for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
             self._basis[uid] = timeline_basis(view)
