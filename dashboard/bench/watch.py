@@ -377,10 +377,11 @@ def _steady(
     cpu0 = _cpu_seconds(pid)
     time.sleep(seconds)
     last_change, last_rollout = kube.call(writes.mark)
+    cpu = _cpu_seconds(pid) - cpu0  # over the window, as its changes are counted
     kube.call(sim.set_churn, 0)  # what is measured is the window's writes; no more load while they settle
     phase = _published(stream, writes.rollouts[first_rollout:last_rollout], settle=30.0)
     phase.changes = last_change - first_change
-    phase.watcher_cpu_seconds = _cpu_seconds(pid) - cpu0
+    phase.watcher_cpu_seconds = cpu
     return phase, churn
 
 
