@@ -121,7 +121,7 @@ def _update_releases(releases: Iterable[Release]) -> None:
         + [release.pk]
         for release in releases
     ]
-    with connection.cursor() as cursor:
+    with _batch_cursor() as cursor:
         cursor.executemany(sql, rows)
 
 
@@ -268,23 +268,33 @@ def _insert_events(events: Sequence[tuple[Release, Mapping[str, Any], datetime]]
     quote = connection.ops.quote_name
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(map(quote, columns))}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))}) "
-        "ON CONFLICT DO NOTHING"
+        f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
     )
     at_field, data_field = meta.get_field("at"), meta.get_field("data")
     rows = [
-        [
+        (
             release.pk,
             str(event.get("kind"))[:64],
             str(event.get("dedupe") or "")[:255],
             at_field.get_db_prep_save(_event_time(event, at), connection),
             str(event.get("title") or ""),
             data_field.get_db_prep_save(dict(event.get("data") or {}), connection),
-        ]
+        )
         for release, event, at in events
     ]
-    with connection.cursor() as cursor:
+    with _batch_cursor() as cursor:
         cursor.executemany(sql, rows)
+
+
+def _batch_cursor() -> Any:
+    """A cursor for the recorder's many-row statements, in the current transaction. On PostgreSQL the
+    driver's own cursor: it binds parameters on the server, dumped by psycopg's C adapters, where Django's
+    cursor (client-side binding) quotes every value into the SQL text in Python, and re-parses a long
+    statement's placeholders each time."""
+    if connection.vendor == "postgresql":
+        connection.ensure_connection()
+        return connection.connection.cursor()
+    return connection.cursor()
 
 
 def _event_time(event: Mapping[str, Any], default: datetime) -> datetime:
