@@ -3,8 +3,9 @@
 ``Watcher`` is the sink of every ``watch_kind`` loop. A change updates the cache and marks the rollouts it
 belongs to dirty; the publisher rebuilds each dirty rollout's view with the domain model, and publishes it
 only if it differs from what was last published (ignoring fields that only move with the clock, like
-ages): a short burst at once, then at most once per ``min_publish_interval`` per rollout (bursts
-coalesce; the latest state always wins). Builds run in small time-bounded batches so the watch streams
+ages): once its changes have settled for ``settle_seconds`` (one reconcile's writes arrive on several
+streams a few ms apart: one build, not one each), then at most once per ``min_publish_interval`` per
+rollout after a short burst (the latest state always wins). Builds run in small time-bounded batches so the watch streams
 are never starved, and every rollout is re-evaluated now and then because some findings change with
 time alone. Timeline events are the diff between the last published view and the new one; the recorder
 writes them (on its own thread) after the bus accepted the publish.
