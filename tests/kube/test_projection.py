@@ -22,10 +22,19 @@ from dashboard.actions.availability import action_availability
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.findings import Thresholds, detect_findings
 from dashboard.domain.flagger import canary_view
+from dashboard.domain.kube_events import event_rows
 from dashboard.domain.objects import dig_str
 from dashboard.domain.observations import RolloutObjects, observe, weight_writer
 from dashboard.domain.rollout_view import rollout_views
-from dashboard.kube.cache import PROJECTIONS, ClusterCache, project
+from dashboard.kube.cache import (
+    PROJECTIONS,
+    ClusterCache,
+    Kept,
+    _event_subject,
+    _event_when,
+    _involved_uid,
+    project,
+)
 from dashboard.kube.loading import load_paths
 from tests.conftest import SHARED_FIXTURES
 from tests.domain.upstream_fixtures import NOW, TESTDATA, load_set
@@ -189,4 +198,178 @@ def test_the_cache_holds_the_projection() -> None:
             "status": {"phase": "Running"},
         }
     )
-    assert set(PROJECTIONS) == {"Rollout", "ReplicaSet", "Pod"}
+    assert set(PROJECTIONS) == {
+        "Rollout",
+        "ReplicaSet",
+        "Pod",
+        "Event",
+        "RolloutEvent",
+        "ReplicaSetEvent",
+        "PodEvent",
+        "AnalysisRunEvent",
+    }
+
+
+def kube_events() -> list[dict[str, Any]]:
+    """Events as the API server sends them, in every shape the view reads: core/v1 with timestamps, with
+    only an eventTime or a series (events.k8s.io/v1 written through core/v1), about the Rollout and about
+    each kind of child, with managedFields and the fields nobody reads."""
+    managed = [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:reason": {}}}]
+
+    def event(name: str, kind: str, about: str, uid: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": name,
+                "namespace": "shop",
+                "uid": f"e-{name}",
+                "resourceVersion": "7",
+                "creationTimestamp": "2026-12-01T10:00:00Z",
+                "managedFields": managed,
+            },
+            "involvedObject": {
+                "kind": kind,
+                "namespace": "shop",
+                "name": about,
+                "uid": uid,
+                "apiVersion": "v1",
+                "resourceVersion": "5",
+                "fieldPath": "spec.containers{web}",
+            },
+            "reportingInstance": "node-1",
+            "action": "Binding",
+            "related": {"kind": "Node", "name": "node-1"},
+            **fields,
+        }
+
+    return [
+        event(
+            "a",
+            "Rollout",
+            "checkout",
+            "u-1",
+            reason="RolloutUpdated",
+            message="updated",
+            type="Normal",
+            count=2,
+            firstTimestamp="2026-12-01T10:00:01Z",
+            lastTimestamp="2026-12-01T10:00:02Z",
+            source={"component": "rollouts-controller", "host": "node-1"},
+        ),
+        event(
+            "b",
+            "Rollout",
+            "checkout",
+            "",
+            reason="RolloutPaused",
+            message="paused",
+            type="Normal",
+            eventTime="2026-12-01T10:00:03.000000Z",
+            reportingComponent="rollouts-controller",
+        ),
+        event(
+            "c",
+            "ReplicaSet",
+            "checkout-abc",
+            "rs-1",
+            reason="SuccessfulCreate",
+            message="created",
+            series={"count": 4, "lastObservedTime": "2026-12-01T10:00:04.000000Z"},
+            reportingController="replicaset-controller",
+        ),
+        event(
+            "d",
+            "Pod",
+            "checkout-abc-x",
+            "pod-1",
+            reason="BackOff",
+            note="back-off restarting",
+            type="Warning",
+            firstTimestamp="2026-12-01T10:00:05Z",
+            source={"component": "kubelet"},
+        ),
+        event(
+            "e",
+            "AnalysisRun",
+            "checkout-abc-2",
+            "ar-1",
+            reason="MetricFailed",
+            message="failed",
+            lastTimestamp="2026-12-01T10:00:06Z",
+        ),
+    ]
+
+
+def test_events_show_the_same_rows_from_what_the_cache_keeps() -> None:
+    rollout = {"kind": "Rollout", "metadata": {"name": "checkout", "namespace": "shop", "uid": "u-1"}}
+    children = {
+        "rs-1": ("ReplicaSet", "checkout-abc"),
+        "pod-1": ("Pod", "checkout-abc-x"),
+        "ar-1": ("AnalysisRun", "checkout-abc-2"),
+    }
+    events = kube_events()
+    kept = [project(kind, copy.deepcopy(e)) for e in events for kind in ("RolloutEvent",)]
+    rows = event_rows(rollout, events, children)
+    assert len(rows) == len(events)
+    assert event_rows(rollout, kept, children) == rows
+    for kind in ("Event", "RolloutEvent", "ReplicaSetEvent", "PodEvent", "AnalysisRunEvent"):
+        assert [project(kind, copy.deepcopy(e)) for e in events] == kept
+
+
+def test_events_are_indexed_the_same_from_what_the_cache_keeps() -> None:
+    for event in kube_events():
+        kept = project("PodEvent", copy.deepcopy(event))
+        assert _event_when(kept) == _event_when(event) > 0
+        for kind in ("Rollout", "ReplicaSet", "Pod", "AnalysisRun"):
+            assert _involved_uid(kept, kind) == _involved_uid(event, kind)
+            assert _event_subject(kept, kind) == _event_subject(event, kind)
+
+
+def test_of_an_event_only_what_is_read_is_kept() -> None:
+    kept = project("PodEvent", kube_events()[0])
+    assert kept["metadata"] == {
+        "name": "a",
+        "namespace": "shop",
+        "uid": "e-a",
+        "resourceVersion": "7",
+        "creationTimestamp": "2026-12-01T10:00:00Z",
+    }
+    assert kept["involvedObject"] == {
+        "kind": "Rollout",
+        "namespace": "shop",
+        "name": "checkout",
+        "uid": "u-1",
+    }
+    assert kept["source"] == {"component": "rollouts-controller"}
+    assert not {"reportingInstance", "action", "related"} & kept.keys()
+
+
+def test_kept_objects_share_one_string_per_text() -> None:
+    first, second = (orjson.loads(orjson.dumps(e)) for e in kube_events()[:2])
+    assert first["metadata"]["namespace"] is not second["metadata"]["namespace"]
+    a, b = project("RolloutEvent", first), project("RolloutEvent", second)
+    assert a["metadata"]["namespace"] is b["metadata"]["namespace"] is a["involvedObject"]["namespace"]
+    pods = [project("Pod", orjson.loads(orjson.dumps(p))) for p in (POD, POD)]
+    assert pods[0]["status"]["phase"] is pods[1]["status"]["phase"]  # in a part kept whole too
+
+
+POD = {
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "shop", "uid": "u"},
+    "status": {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"running": {}}}]},
+}
+
+
+def test_the_cache_stores_an_object_projected_on_arrival_as_it_is() -> None:
+    cache = ClusterCache()
+    kept = project("Pod", copy.deepcopy(POD))
+    assert isinstance(kept, Kept)
+    _, changes, skipped = cache.replace("Pod", None, [kept])
+    assert cache.get("Pod", "u") is kept and changes == [("ADDED", kept)] and not skipped
+    whole = {**copy.deepcopy(POD), "metadata": {**POD["metadata"], "uid": "v", "generateName": "p-"}}
+    cache.replace("Pod", None, [kept, whole])
+    assert (
+        cache.get("Pod", "v") == project("Pod", whole)
+        and "generateName" not in cache.get("Pod", "v")["metadata"]
+    )
