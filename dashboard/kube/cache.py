@@ -1,7 +1,9 @@
 """The informer-like cache of one cluster: every watched object, indexed so a change finds its rollout.
 
-Objects are stored as what the domain model reads of them (``PROJECTIONS``: of Rollouts, ReplicaSets and
-Pods only the fields read; of the other kinds everything but ``managedFields``), by kind and UID. An owner
+Objects are stored as what the domain model reads of them (``PROJECTIONS``: of Rollouts, ReplicaSets,
+Pods and Events only the fields read; of the other kinds everything but ``managedFields``), by kind and
+UID; most of them (``PACKED_KINDS``: Rollouts, their ReplicaSets, Pods, AnalysisRuns and Events) as their
+JSON text, decoded when read (``Packed``: a tenth of the memory). An owner
 index (owner UID → child UIDs) follows ownerReferences, which is how Argo Rollouts links everything:
 Pod → ReplicaSet → Rollout, AnalysisRun → Rollout or → Experiment → Rollout, Experiment ReplicaSet →
 Experiment → Rollout. ``apply`` and ``replace`` (a relist) return the UIDs of the rollouts whose view must
@@ -21,11 +23,12 @@ Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from dashboard.actions.availability import action_availability
 from dashboard.domain import autoscalers, build_rollout_view, routers
@@ -62,6 +65,10 @@ BY_NAME = (DEPLOYMENT, HTTP_ROUTE, *ROUTER_KINDS)
 EVENTS_PER_CANARY = 50
 EVENTS_PER_ROLLOUT = 50
 EVENTS_PER_OBJECT = 10  # per ReplicaSet, pod or AnalysisRun: the recent ones explain what it is doing
+# The kinds kept packed (``Packed``): all but a few of a fleet's objects, read when their rollout's view
+# is built (``inputs``, ``canary_inputs``) and hardly otherwise. Not the objects read by name on every
+# Rollout write (the routing objects), nor the few of the other kinds.
+PACKED_KINDS = frozenset((ROLLOUT, REPLICA_SET, POD, ANALYSIS_RUN, EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS))
 
 Obj = dict[str, Any]
 # A change the cache actually applied: (event type, object) — what a recording writes.
@@ -228,7 +235,7 @@ class Kept(dict[str, Any]):
 
 def project(kind: str, obj: Mapping[str, Any]) -> Obj:
     """What the cache keeps of ``obj`` (see ``PROJECTIONS``) as a ``Kept``; projecting twice changes
-    nothing more. Its strings are interned (``_shared``)."""
+    nothing more."""
     kept = _cut(obj, PROJECTIONS.get(kind, _ALL_BUT_MANAGED_FIELDS), Kept)
     if not isinstance(kept, dict):
         return Kept(obj)
@@ -263,42 +270,12 @@ def _cut(value: Any, shape: Shape, into: type[dict[str, Any]] = dict) -> Any:
         for key, item in value.items():
             part = shape.get(key, rest)
             if part is True:
-                kept[key] = _shared(item)
+                kept[key] = item
             elif part is not False:
                 kept[key] = _cut(item, part)
         return kept
     if isinstance(value, list):
         return [_cut(item, shape) for item in value]
-    return value
-
-
-_intern = sys.intern
-
-
-def _shared(value: Any) -> Any:
-    """``value`` with each string in it replaced by the one interned copy of its text.
-
-    Most strings of a fleet's objects repeat (namespaces, kinds, reasons, images, timestamps of one
-    reconcile, label values): 10,000 rollouts' objects hold millions of string objects but a fraction of
-    that in distinct texts. Interned strings are freed when the last object holding them goes (they are
-    not immortal in 3.11), so this does not grow with churn. Lists and dicts are changed in place (values
-    only, equal ones): they are the freshly decoded object's."""
-    if type(value) is str:
-        return _intern(value)
-    if type(value) is dict:
-        for key, item in value.items():
-            kind = type(item)
-            if kind is str:
-                value[key] = _intern(item)
-            elif kind is dict or kind is list:
-                _shared(item)
-    elif type(value) is list:
-        for index, item in enumerate(value):
-            kind = type(item)
-            if kind is str:
-                value[index] = _intern(item)
-            elif kind is dict or kind is list:
-                _shared(item)
     return value
 
 
@@ -340,9 +317,64 @@ class CanaryInputs:
     objects: list[Obj] = field(default_factory=list)  # its Deployments and routing object, each with ``kind``
 
 
+class Packed(MutableMapping[str, Obj]):
+    """Objects by UID, each kept as its JSON text (orjson) and decoded whenever it is read.
+
+    A decoded object is dozens of dicts and strings (a small dict alone is 200 bytes and more); its JSON
+    is a few hundred bytes. At 10,000 rollouts that is most of the cache's memory, for the cost of
+    decoding a rollout's few children when its view is built (microseconds, beside the milliseconds
+    of building it). Each read gives a new copy: what a reader does with it never reaches the cache.
+    An object orjson cannot write (an integer beyond 64 bits) is kept as it is. Non-goal: NaN, which
+    no API server sends (Go's encoding/json refuses it), reads back as None."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: dict[str, bytes | Obj] = {}
+
+    def __getitem__(self, uid: str) -> Obj:
+        value = self._data[uid]
+        if type(value) is bytes:
+            loaded: Obj = orjson.loads(value)
+            return loaded
+        return value  # type: ignore[return-value]
+
+    def __setitem__(self, uid: str, obj: Obj) -> None:
+        try:
+            # A copy of exactly its length: orjson's bytes keep the capacity it wrote them into (4 KB).
+            self._data[uid] = memoryview(orjson.dumps(obj)).tobytes()
+        except TypeError:  # orjson.JSONEncodeError
+            self._data[uid] = obj
+
+    def __delitem__(self, uid: str) -> None:
+        del self._data[uid]
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@dataclass
+class Listing:
+    """A list of ``kind`` (in ``namespace``, or everywhere) being applied page by page
+    (``ClusterCache.list_page``, then ``list_done``)."""
+
+    kind: str
+    namespace: str | None
+    seen: set[str] = field(default_factory=set)
+    affected: set[str] = field(default_factory=set)  # the rollouts to rebuild so far
+
+
 class ClusterCache:
     def __init__(self) -> None:
-        self.objects: dict[str, dict[str, Obj]] = {kind: {} for kind in KINDS}
+        self.objects: dict[str, MutableMapping[str, Obj]] = {
+            kind: Packed() if kind in PACKED_KINDS else {} for kind in KINDS
+        }
         self.kind_of: dict[str, str] = {}
         self.children: dict[str, set[str]] = {}
         self.owners: dict[str, tuple[str, ...]] = {}
@@ -375,7 +407,7 @@ class ClusterCache:
     def get(self, kind: str, uid: str) -> Obj | None:
         return self.objects[kind].get(uid)
 
-    def rollouts(self) -> dict[str, Obj]:
+    def rollouts(self) -> Mapping[str, Obj]:
         return self.objects[ROLLOUT]
 
     def roots(self) -> dict[str, Obj]:
@@ -393,13 +425,13 @@ class ClusterCache:
         if kind == EVENT:
             kind = _event_kind(obj)  # a recording replays every Event under its API kind, Event
         uid = uid_of(obj)
-        old = self.objects[kind].get(uid)
-        affected = self._rollouts_of(uid, kind) if old is not None else set()
+        known = uid in self.objects[kind]
+        affected = self._rollouts_of(uid, kind) if known else set()
         if event_type == "DELETED" or (
             (kind in (EVENT, ROLLOUT_EVENT) and _event_subject(obj, _SUBJECT[kind]) is None)
             or (kind in CHILD_EVENT_KINDS and _involved_uid(obj, CHILD_EVENT_KINDS[kind]) is None)
         ):
-            if old is not None:
+            if known:
                 self._remove(kind, uid)
             return affected
         kept = obj if type(obj) is Kept else project(kind, obj)
@@ -416,29 +448,47 @@ class ClusterCache:
         Returns the affected rollouts, the changes applied (for recordings) and the objects skipped as
         malformed with the reason.
         """
-        affected: set[str] = set()
+        listing = Listing(kind, namespace)
+        changes, skipped = self.list_page(listing, objs)
+        changes += self.list_done(listing)
+        return listing.affected, changes, skipped
+
+    def list_page(
+        self, listing: Listing, objs: Iterable[Mapping[str, Any]]
+    ) -> tuple[list[Change], list[tuple[Any, str]]]:
+        """Apply one page of a list as it arrives (``replace`` in parts: a large list is then never alive
+        whole). Returns the changes applied and the objects skipped as malformed with the reason; the
+        affected rollouts add up in ``listing.affected``."""
+        kind, store = listing.kind, self.objects[listing.kind]
         changes: list[Change] = []
         skipped: list[tuple[Any, str]] = []
-        seen: set[str] = set()
         for obj in objs:
             problem = object_problem(kind, obj)
             if problem:
                 skipped.append((obj, problem))
                 continue
             uid = uid_of(obj)
-            seen.add(uid)
-            old = self.objects[kind].get(uid)
+            listing.seen.add(uid)
+            old = store.get(uid)
             if old is not None and _version(old) == _version(obj) and _version(obj):
                 continue
             event_type = "ADDED" if old is None else "MODIFIED"
-            affected |= self._apply(kind, event_type, obj)
-            # A projected object is the one stored (nobody changes it); a whole one is the caller's.
+            listing.affected |= self._apply(kind, event_type, obj)
+            # A projected object is the cache's own (nobody changes it); a whole one is the caller's.
             changes.append((event_type, obj if type(obj) is Kept else dict(obj)))
-        for uid, old in list(self.objects[kind].items()):
-            if uid not in seen and (namespace is None or old["metadata"].get("namespace") == namespace):
-                affected |= self.apply(kind, "DELETED", old)
+        return changes, skipped
+
+    def list_done(self, listing: Listing) -> list[Change]:
+        """End a list applied by pages: remove what it did not have (in its namespace); returns those
+        deletions."""
+        kind, namespace, store = listing.kind, listing.namespace, self.objects[listing.kind]
+        changes: list[Change] = []
+        for uid in [uid for uid in store if uid not in listing.seen]:
+            old = store[uid]
+            if namespace is None or old["metadata"].get("namespace") == namespace:
+                listing.affected |= self.apply(kind, "DELETED", old)
                 changes.append(("DELETED", old))
-        return affected, changes, skipped
+        return changes
 
     def inputs(self, rollout_uid: str) -> RolloutInputs | None:
         rollout = self.objects[ROLLOUT].get(rollout_uid)

@@ -65,6 +65,7 @@ from dashboard.kube.cache import (
     ROUTER_KINDS,
     CanaryInputs,
     ClusterCache,
+    Listing,
     MalformedObject,
     RolloutInputs,
     describe,
@@ -253,23 +254,30 @@ class Watcher:
         self._api: KubeApi | None = None
         self._scoped: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._gc_held = False  # hold_gc
+        self._listings: dict[tuple[str, str | None], tuple[Listing, datetime]] = {}  # lists under way
         self._gc_timer: asyncio.TimerHandle | None = None
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
+    def listed_page(
+        self, kind: str, namespace: str | None, objects: Sequence[dict[str, Any]], *, first: bool
+    ) -> None:
+        """One page of a list, applied to the cache as it arrives (``watch_kind``; ``listed`` ends the
+        list): a large list's objects are never all alive at once. ``first``: a new list begins."""
+        key = (kind, namespace)
+        if first or key not in self._listings:
+            self._listings[key] = (Listing(kind, namespace), self.clock())
+        self._apply_listed(kind, *self._listings[key], objects)
+
     def listed(self, kind: str, namespace: str | None, objects: Sequence[dict[str, Any]]) -> None:
-        at = self.clock()
-        affected, changes, skipped = self.cache.replace(kind, namespace, objects)
-        for obj, problem in skipped:
-            self._malformed(kind, obj, problem)
-        if self.record_to is not None:
-            for event_type, obj in changes:
-                self.record_to.write(self.cluster, event_type, obj, at)
-        self.stats.changes += len(changes)
-        if kind == ROLLOUT:
-            for event_type, obj in changes:
-                self._observe(event_type, obj, at)
-        elif kind in ROUTED_KINDS:
+        """A list is complete: ``objects`` and the pages given to ``listed_page`` since its first."""
+        under_way = self._listings.pop((kind, namespace), None)
+        listing, at = under_way if under_way is not None else (Listing(kind, namespace), self.clock())
+        if objects:
+            self._apply_listed(kind, listing, at, objects)
+        self._list_changes(kind, self.cache.list_done(listing), at)
+        affected = listing.affected
+        if kind in ROUTED_KINDS:
             self._observe_routed(affected, at)
         if kind in (ROLLOUT, CANARY):
             self._rescope()
@@ -278,6 +286,25 @@ class Watcher:
         self._synced.add((kind, namespace))
         self._served_event(kind, namespace).set()
         self._check_ready()
+
+    def _apply_listed(
+        self, kind: str, listing: Listing, at: datetime, objects: Sequence[dict[str, Any]]
+    ) -> None:
+        changes, skipped = self.cache.list_page(listing, objects)
+        for obj, problem in skipped:
+            self._malformed(kind, obj, problem)
+        self._list_changes(kind, changes, at)
+
+    def _list_changes(self, kind: str, changes: Sequence[tuple[str, dict[str, Any]]], at: datetime) -> None:
+        """What a list changed: recorded (every change of one list at the same instant), counted, and
+        each Rollout write observed."""
+        if self.record_to is not None:
+            for event_type, obj in changes:
+                self.record_to.write(self.cluster, event_type, obj, at)
+        self.stats.changes += len(changes)
+        if kind == ROLLOUT:
+            for event_type, obj in changes:
+                self._observe(event_type, obj, at)
 
     def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         at = self.clock()

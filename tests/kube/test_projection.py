@@ -30,6 +30,8 @@ from dashboard.kube.cache import (
     PROJECTIONS,
     ClusterCache,
     Kept,
+    Listing,
+    Packed,
     _event_subject,
     _event_when,
     _involved_uid,
@@ -345,31 +347,61 @@ def test_of_an_event_only_what_is_read_is_kept() -> None:
     assert not {"reportingInstance", "action", "related"} & kept.keys()
 
 
-def test_kept_objects_share_one_string_per_text() -> None:
-    first, second = (orjson.loads(orjson.dumps(e)) for e in kube_events()[:2])
-    assert first["metadata"]["namespace"] is not second["metadata"]["namespace"]
-    a, b = project("RolloutEvent", first), project("RolloutEvent", second)
-    assert a["metadata"]["namespace"] is b["metadata"]["namespace"] is a["involvedObject"]["namespace"]
-    pods = [project("Pod", orjson.loads(orjson.dumps(p))) for p in (POD, POD)]
-    assert pods[0]["status"]["phase"] is pods[1]["status"]["phase"]  # in a part kept whole too
-
-
 POD = {
     "kind": "Pod",
     "metadata": {"name": "p", "namespace": "shop", "uid": "u"},
+    "spec": {"containers": [{"name": "c"}]},
     "status": {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"running": {}}}]},
 }
 
 
-def test_the_cache_stores_an_object_projected_on_arrival_as_it_is() -> None:
+def test_a_fleets_objects_are_kept_packed_and_each_read_is_a_new_copy() -> None:
+    cache = ClusterCache()
+    cache.apply("Pod", "ADDED", copy.deepcopy(POD))
+    assert isinstance(cache.objects["Pod"], Packed) and isinstance(cache.objects["Rollout"], Packed)
+    first, second = cache.get("Pod", "u"), cache.get("Pod", "u")
+    assert first == second == POD and first is not second
+    assert first is not None
+    first["status"]["phase"] = "Failed"  # a reader's copy: the cache does not see it
+    assert cache.get("Pod", "u") == POD
+
+
+def test_an_object_orjson_cannot_write_is_kept_as_it_is() -> None:
+    cache = ClusterCache()
+    pod = {**copy.deepcopy(POD), "spec": {"containers": [{"name": "c"}]}, "status": {"phase": 2**70}}
+    cache.apply("Pod", "ADDED", pod)
+    assert cache.get("Pod", "u") == pod
+
+
+def test_an_object_projected_on_arrival_is_not_projected_again() -> None:
     cache = ClusterCache()
     kept = project("Pod", copy.deepcopy(POD))
     assert isinstance(kept, Kept)
+    kept["spec"]["nodeName"] = "n"  # as if the projection had kept it
     _, changes, skipped = cache.replace("Pod", None, [kept])
-    assert cache.get("Pod", "u") is kept and changes == [("ADDED", kept)] and not skipped
+    assert cache.get("Pod", "u") == kept and changes == [("ADDED", kept)] and not skipped
     whole = {**copy.deepcopy(POD), "metadata": {**POD["metadata"], "uid": "v", "generateName": "p-"}}
     cache.replace("Pod", None, [kept, whole])
-    assert (
-        cache.get("Pod", "v") == project("Pod", whole)
-        and "generateName" not in cache.get("Pod", "v")["metadata"]
-    )
+    assert cache.get("Pod", "v") == project("Pod", whole)
+
+
+def test_a_list_applied_page_by_page_is_the_list_applied_whole() -> None:
+    pods = [
+        {
+            **copy.deepcopy(POD),
+            "metadata": {**POD["metadata"], "uid": f"u{i}", "name": f"p{i}", "resourceVersion": "1"},
+        }
+        for i in range(5)
+    ]
+    whole, paged = ClusterCache(), ClusterCache()
+    for cache in (whole, paged):
+        cache.replace(
+            "Pod", None, [*pods[:3], {**pods[4], "metadata": {**pods[4]["metadata"], "uid": "gone"}}]
+        )
+    whole_affected, whole_changes, _ = whole.replace("Pod", None, pods)
+    listing = Listing("Pod", None)
+    changes = paged.list_page(listing, pods[:2])[0] + paged.list_page(listing, pods[2:])[0]
+    changes += paged.list_done(listing)
+    assert dict(paged.objects["Pod"]) == dict(whole.objects["Pod"])
+    assert "gone" not in paged.objects["Pod"] and listing.affected == whole_affected
+    assert changes == whole_changes and [t for t, _ in changes] == ["ADDED", "ADDED", "DELETED"]
