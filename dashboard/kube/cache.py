@@ -23,6 +23,7 @@ Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -83,10 +84,10 @@ class MalformedObject(ValueError):
 
 def object_problem(kind: str, obj: Any) -> str | None:
     """Why ``obj`` cannot be cached as a ``kind``, or None. Everything else is the domain model's business."""
-    if not isinstance(obj, Mapping):
+    if not _is_map(obj):
         return f"{kind} is a {type(obj).__name__}, not an object"
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
+    if not _is_map(meta):
         return f"{kind} has no metadata"
     name = meta.get("name")
     if not isinstance(name, str) or not name:
@@ -98,14 +99,16 @@ def object_problem(kind: str, obj: Any) -> str | None:
     if not isinstance(meta.get("namespace", ""), str):
         return f"{label} has a non-string metadata.namespace"
     owners = meta.get("ownerReferences", [])
-    if owners is not None and (
-        not isinstance(owners, list) or not all(isinstance(o, Mapping) for o in owners)
-    ):
+    if owners is not None and (not isinstance(owners, list) or not all(_is_map(o) for o in owners)):
         return f"{label} has malformed metadata.ownerReferences"
     for section in ("spec", "status"):
-        if obj.get(section) is not None and not isinstance(obj.get(section), Mapping):
+        if obj.get(section) is not None and not _is_map(obj.get(section)):
             return f"{label} has a {section} that is not an object"
     return None
+
+
+def _is_map(value: Any) -> bool:
+    return isinstance(value, dict) or isinstance(value, Mapping)  # JSON gives dicts: the ABC check is slow
 
 
 def describe(kind: str, obj: Any) -> str:
@@ -264,6 +267,8 @@ def _router_writes(kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _cut(value: Any, shape: Shape, into: type[dict[str, Any]] = dict) -> Any:
+    if type(value) is list:
+        return [_cut(item, shape) for item in value]
     if type(value) is dict or isinstance(value, Mapping):  # JSON gives dicts: the ABC check is the slow path
         rest = shape.get("*") is True
         kept = into()
@@ -345,6 +350,12 @@ class Packed(MutableMapping[str, Obj]):
             self._data[uid] = memoryview(orjson.dumps(obj)).tobytes()
         except TypeError:  # orjson.JSONEncodeError
             self._data[uid] = obj
+
+    def get(self, uid: str, default: Any = None) -> Any:
+        value = self._data.get(uid)
+        if type(value) is bytes:
+            return orjson.loads(value)
+        return default if value is None else value
 
     def __delitem__(self, uid: str) -> None:
         del self._data[uid]
@@ -556,7 +567,8 @@ class ClusterCache:
         return [store[uid] for uid in sorted(self.children.get(owner, ())) if uid in store]
 
     def _store(self, kind: str, uid: str, obj: Obj) -> None:
-        self._unindex(uid)
+        if uid in self.kind_of:  # else nothing is indexed for it (a list's new objects: most of them)
+            self._unindex(uid)
         self.objects[kind][uid] = obj
         self.kind_of[uid] = kind
         owners = owner_uids(obj)
@@ -814,10 +826,21 @@ def _event_when(event: Mapping[str, Any]) -> float:
         event.get("firstTimestamp"),
         event["metadata"].get("creationTimestamp"),
     ):
-        moment = parse_time(value)
+        moment = _epoch(value) if type(value) is str else _moment(value)
         if moment is not None:
-            return moment.timestamp()
+            return moment
     return 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _epoch(value: str) -> float | None:
+    """``parse_time`` as epoch seconds, remembered: a fleet's Events share their timestamps (seconds)."""
+    return _moment(value)
+
+
+def _moment(value: Any) -> float | None:
+    moment = parse_time(value)
+    return moment.timestamp() if moment is not None else None
 
 
 def _application_rollouts(app: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
