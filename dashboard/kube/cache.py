@@ -422,8 +422,11 @@ class ClusterCache:
         return self.objects[ROLLOUT]
 
     def roots(self) -> dict[str, Obj]:
-        """Every object a view is built for (Rollouts and Canaries) by UID."""
+        """Every object a view is built for (Rollouts and Canaries) by UID (each decoded: see ``Packed``)."""
         return {**self.objects[ROLLOUT], **self.objects[CANARY]}
+
+    def root_count(self) -> int:
+        return len(self.objects[ROLLOUT]) + len(self.objects[CANARY])
 
     def apply(self, kind: str, event_type: str, obj: Mapping[str, Any]) -> set[str]:
         """Apply one watch event; returns the UIDs of the rollouts to rebuild. Raises MalformedObject."""

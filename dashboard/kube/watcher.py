@@ -435,7 +435,7 @@ class Watcher:
         if not self._ready.is_set() and all(
             (k.name, ns) in self._synced for k in self.kinds if not k.scoped for ns in self.namespaces
         ):
-            log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.roots()))
+            log.info("%s: initial list complete (%d rollouts)", self.cluster, self.cache.root_count())
             self.release_gc()
             self._ready.set()
             self._wake.set()
