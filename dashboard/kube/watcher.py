@@ -457,8 +457,7 @@ class Watcher:
 
     def release_gc(self) -> None:
         """Resume the collector paused by ``hold_gc``, with what the lists left frozen out of its sight
-        (``gc.freeze``: long-lived, see ``keep_heap_frozen``), and give the memory the lists' pages took
-        back to the system (``trim_heap``)."""
+        (``gc.freeze``: long-lived, see ``keep_heap_frozen``)."""
         if self._gc_timer is not None:
             self._gc_timer.cancel()
             self._gc_timer = None
@@ -467,7 +466,6 @@ class Watcher:
         self._gc_held = False
         gc.freeze()
         gc.enable()
-        trim_heap()
 
     def _mark(self, uids: Iterable[str]) -> None:
         for uid in uids:
@@ -913,28 +911,6 @@ class Watcher:
     async def _replay_flush(self, at: datetime) -> None:
         self.clock = _fixed_clock(at)
         await self.flush(force=True)
-
-
-def trim_heap() -> None:
-    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; elsewhere nothing).
-
-    A list's pages are decoded into large buffers and many small objects between the long-lived ones;
-    once they are freed, glibc keeps most of that memory mapped for reuse (the resident size stays at
-    the list's peak) unless asked to return it."""
-    libc = _libc()
-    if libc is not None:
-        libc.malloc_trim(0)
-
-
-@functools.cache
-def _libc() -> Any:
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)  # the process's own symbols: the C library it runs on
-    except OSError:
-        return None
-    return libc if hasattr(libc, "malloc_trim") else None
 
 
 def _fixed_clock(at: datetime) -> Callable[[], datetime]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from dashboard.kube.watch import WATCHED_KINDS
-from dashboard.kube.watcher import PipelineSettings, Watcher, trim_heap
+from dashboard.kube.watcher import PipelineSettings, Watcher
 from dashboard.live.bus import MemoryBus
 from dashboard.live.lease import MemoryLease
 
@@ -54,7 +54,3 @@ async def test_a_collector_disabled_by_someone_else_stays_disabled() -> None:
     w.listed("Rollout", None, [])
     w.listed("Pod", None, [])
     assert not gc.isenabled()
-
-
-def test_trimming_the_heap_is_harmless() -> None:
-    trim_heap()
