@@ -978,7 +978,8 @@ class ApiServer:
         if _wants_table(request):
             return json_response(table(rt, items, q.get("includeObject", "Metadata"), self.store.now(), meta))
         head = dumps({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta})
-        body = head[:-1] + b',"items":[' + b",".join(dumps(o) for o in items) + b"]}"
+        # The page's items in one call: per item, each result would hold the 4 KB+ orjson wrote it into.
+        body = head[:-1] + b',"items":' + dumps(items) + b"}"
         return web.Response(body=body, content_type="application/json")
 
     # ---- watch -------------------------------------------------------------------------------------------
