@@ -329,8 +329,8 @@ class Packed(MutableMapping[str, Obj]):
     is a few hundred bytes. At 10,000 rollouts that is most of the cache's memory, for the cost of
     decoding a rollout's few children when its view is built (microseconds, beside the milliseconds
     of building it). Each read gives a new copy: what a reader does with it never reaches the cache.
-    An object orjson cannot write (an integer beyond 64 bits) is kept as it is. Non-goal: NaN, which
-    no API server sends (Go's encoding/json refuses it), reads back as None."""
+    An object orjson cannot write (an integer beyond 64 bits) is kept (and read) as it is. Non-goal:
+    NaN, which no API server sends (Go's encoding/json refuses it), reads back as None."""
 
     __slots__ = ("_data",)
 
