@@ -21,6 +21,7 @@ from typing import Any
 
 from dashboard.actions import plans
 from dashboard.domain.objects import dig_list, dig_map, dig_str, maps
+from dashboard.domain.phase import rollout_phase
 from dashboard.domain.rs_roles import desired_replicas
 
 # The action bar's order and labels: (name, label).
@@ -74,10 +75,11 @@ def _ask(
     replica_sets: Sequence[Mapping[str, Any]],
     params: Mapping[str, Any] | None,
     now: datetime,
+    phase: str | None = None,
 ) -> bool:
     """Fill ``button`` from the plan; True when the action applies."""
     try:
-        plan = plans.plan(action, rollout, replica_sets, params, now)
+        plan = plans.plan(action, rollout, replica_sets, params, now, phase)
     except plans.Refused as refusal:
         button.update(applies=False, reason=str(refusal))
         return False
@@ -95,6 +97,7 @@ def _unwedge(
     rollout: Mapping[str, Any],
     replica_sets: Sequence[Mapping[str, Any]],
     now: datetime,
+    phase: str,
 ) -> None:
     names = plans.orphans(rollout, replica_sets, now)
     if not names:
@@ -113,7 +116,7 @@ def _unwedge(
         }
         for name in names
     ]
-    _ask(button, "unwedge", rollout, replica_sets, {"replicaSet": names[0]}, now)
+    _ask(button, "unwedge", rollout, replica_sets, {"replicaSet": names[0]}, now, phase)
     if len(names) == 1:
         button["params"] = {"replicaSet": names[0]}
     else:  # the user picks; the dialog's text names the choice
@@ -129,9 +132,10 @@ def _undo(
     rollout: Mapping[str, Any],
     replica_sets: Sequence[Mapping[str, Any]],
     now: datetime,
+    phase: str,
 ) -> None:
     try:
-        plan = plans.plan("undo", rollout, replica_sets, None, now)
+        plan = plans.plan("undo", rollout, replica_sets, None, now, phase)
     except plans.Refused as refusal:
         button.update(applies=False, reason=str(refusal))
         return
@@ -160,13 +164,14 @@ def action_availability(
 ) -> dict[str, Any]:
     """``{"buttons": [...], "seen": {...}}`` for one Argo Rollout (see the module docstring)."""
     buttons = []
+    phase, _ = rollout_phase(rollout)  # every button's state check reads it: once, not once per button
     for name, label in BUTTONS:
         button = _button(name, label)
         if name == "unwedge":
-            _unwedge(button, rollout, replica_sets, now)
+            _unwedge(button, rollout, replica_sets, now, phase)
         elif name == "undo":
-            _undo(button, rollout, replica_sets, now)
+            _undo(button, rollout, replica_sets, now, phase)
         else:
-            _ask(button, name, rollout, replica_sets, None, now)
+            _ask(button, name, rollout, replica_sets, None, now, phase)
         buttons.append(button)
     return {"buttons": buttons, "seen": plans.facts(rollout)}

@@ -101,6 +101,10 @@ class BenchResult:
                 1000 * self.throughput.watcher_cpu_seconds / max(1, self.throughput.changes), 3
             ),
             "latency_changes_per_second": round(self.steady_offered_per_second, 1),
+            # At a steady load a rollout's changes settle into fewer builds than in the backlog's burst.
+            "steady_watcher_cpu_ms_per_change": round(
+                1000 * self.steady.watcher_cpu_seconds / max(1, self.steady.changes), 3
+            ),
             "latency_samples": len(lat),
             "latency_p50_ms": round(_pct(lat, 50), 1) if lat else None,
             "latency_p99_ms": round(_pct(lat, 99), 1) if lat else None,

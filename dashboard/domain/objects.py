@@ -10,6 +10,7 @@ Non-goals: validation against a schema, and any I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -24,8 +25,14 @@ _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+
 
 
 def is_map(value: Any) -> bool:
-    # The dict check first: ABC instance checks are slow and almost every object is a plain dict.
-    return isinstance(value, (dict, Mapping))
+    # Plain dicts and absent fields first: an ABC instance check is slow, and these helpers run hundreds
+    # of times per view build (almost every value is a plain dict, a scalar or None).
+    if type(value) is dict:
+        return True
+    return value is not None and type(value) not in _SCALARS and isinstance(value, Mapping)
+
+
+_SCALARS = frozenset({str, int, float, bool, list})
 
 
 def as_map(value: Any) -> Mapping[str, Any]:
@@ -69,7 +76,7 @@ def as_bool(value: Any) -> bool:
 def dig(obj: Any, *path: str) -> Any:
     """obj[path[0]][path[1]]…, or None as soon as a step is not a mapping or lacks the key."""
     for key in path:
-        if not isinstance(obj, (dict, Mapping)):
+        if type(obj) is not dict and not is_map(obj):
             return None
         obj = obj.get(key)
     return obj
@@ -121,6 +128,12 @@ def parse_time(value: Any) -> datetime | None:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str):
         return None
+    # Every rebuild of a view parses the same timestamps of its objects and events again: cached, but
+    # only what is timestamp-sized, so odd values cannot fill the cache with large strings.
+    return _parse_rfc3339_cached(value) if len(value) <= 40 else _parse_rfc3339(value)
+
+
+def _parse_rfc3339(value: str) -> datetime | None:
     match = _RFC3339.fullmatch(value)
     if not match:
         return None
@@ -137,10 +150,18 @@ def parse_time(value: Any) -> datetime | None:
     return moment
 
 
+_parse_rfc3339_cached = functools.lru_cache(maxsize=1 << 14)(_parse_rfc3339)
+
+
 def rfc3339(moment: datetime | None) -> str | None:
     """UTC RFC3339 with a Z, as Kubernetes writes times (second precision unless sub-second is set)."""
     if moment is None:
         return None
+    return _format_rfc3339(moment)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the same few moments are written on every rebuild of a view
+def _format_rfc3339(moment: datetime) -> str:
     moment = moment.astimezone(UTC)
     if moment.microsecond:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0") + "Z"

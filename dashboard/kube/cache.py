@@ -402,6 +402,7 @@ class ClusterCache:
         self.named: dict[Ref, str] = {}
         # (kind, namespace) → how many roots read an object of that kind there: where to watch it.
         self.read_scopes: dict[tuple[str, str], int] = {}
+        self.read_scopes_changes = 0  # counts scopes appearing and disappearing: nothing to do if unchanged
         # HPAs by what they scale, and Rollouts by each (kind, namespace, name) an HPA may target for them.
         self.hpa_by_target: dict[autoscalers.Target, set[str]] = {}
         self.hpa_target: dict[str, autoscalers.Target] = {}
@@ -614,7 +615,9 @@ class ClusterCache:
         for ref in reads:
             self.readers.setdefault(ref, set()).add(uid)
         for scope in {(kind, namespace) for kind, namespace, _ in reads}:
-            self.read_scopes[scope] = self.read_scopes.get(scope, 0) + 1
+            count = self.read_scopes[scope] = self.read_scopes.get(scope, 0) + 1
+            if count == 1:
+                self.read_scopes_changes += 1
 
     def _store_event(self, kind: str, uid: str, event: Obj) -> None:
         subject = _event_subject(event, _SUBJECT[kind])
@@ -665,8 +668,8 @@ class ClusterCache:
             left = self.read_scopes.get(scope, 0) - 1
             if left > 0:
                 self.read_scopes[scope] = left
-            else:
-                self.read_scopes.pop(scope, None)
+            elif self.read_scopes.pop(scope, None) is not None:
+                self.read_scopes_changes += 1
         about = self.event_object.pop(uid, None)
         if about is not None:
             _discard_key(self.events_by_object, about, uid)

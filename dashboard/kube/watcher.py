@@ -143,10 +143,14 @@ def gitops_summary(applications: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
 
 @dataclass(frozen=True)
 class PipelineSettings:
-    # Per rollout, a token bucket: up to ``publish_burst`` publishes at once (one reconcile's writes arrive
-    # on several watch streams a few ms apart, and none of them should wait), then one per interval —
-    # a rollout written continuously is published at most ~10 times a second. (At 0.25 s, the later
-    # writes of one release's reconcile waited up to 250 ms: most of the fleet benchmark's p99.)
+    # A rollout's first change waits ``settle_seconds`` for the rest of its reconcile: one reconcile writes
+    # the Rollout, its ReplicaSets, pods and Events, which arrive on several watch streams a few ms apart,
+    # and are published as one view instead of one each. (Publishing each at once spent a burst budget of
+    # 3 on the children's writes, and the Rollout's own write, often the last, waited for the next token:
+    # most of the fleet benchmark's p99, and three view builds where one shows the same.)
+    settle_seconds: float = 0.02
+    # Then, per rollout, a token bucket: up to ``publish_burst`` publishes at once, then one per interval —
+    # a rollout written continuously (a weight fight) is published at most ~10 times a second.
     min_publish_interval: float = 0.1
     publish_burst: int = 3
     batch_size: int = 100  # at most this many views built between two yields to the event loop …
@@ -221,6 +225,7 @@ class Watcher:
         # Rollouts to rebuild → a mark that changes with every change, so a change that lands while a
         # publish of the same rollout is in flight is not forgotten when that publish completes.
         self._dirty: dict[str, int] = {}
+        self._dirty_since: dict[str, float] = {}  # monotonic: when each became dirty (its settle window)
         self._marks = 0
         self._basis: dict[str, dict[str, Any]] = {}  # what timeline_events needs of the last publish
         self._digest: dict[str, bytes] = {}
@@ -253,9 +258,10 @@ class Watcher:
         # and stopped as roots come and go (``_rescope``), once ``run`` has an API to watch with.
         self._api: KubeApi | None = None
         self._scoped: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._scopes_seen = -1  # the cache's read_scopes_changes when the scoped watches were last set
         self._gc_held = False  # hold_gc
-        self._listings: dict[tuple[str, str | None], tuple[Listing, datetime]] = {}  # lists under way
         self._gc_timer: asyncio.TimerHandle | None = None
+        self._listings: dict[tuple[str, str | None], tuple[Listing, datetime]] = {}  # lists under way
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -406,11 +412,12 @@ class Watcher:
     def _rescope(self) -> None:
         """Watch each scoped kind exactly in the namespaces where a root reads one (only while running).
 
-        A watch no longer needed is stopped and its objects dropped from the cache. The number of such
-        watches is the number of (kind, namespace) pairs in use, so this is cheap on every root change.
+        A watch no longer needed is stopped and its objects dropped from the cache. Every root change
+        calls this; it only looks again when a (kind, namespace) pair came into use or went out of it.
         """
-        if self._api is None:
+        if self._api is None or self._scopes_seen == self.cache.read_scopes_changes:
             return
+        self._scopes_seen = self.cache.read_scopes_changes
         scoped = {k.name: k for k in self.kinds if k.scoped}
         everywhere = self.namespaces == (None,)
         wanted = {
@@ -468,8 +475,11 @@ class Watcher:
         gc.enable()
 
     def _mark(self, uids: Iterable[str]) -> None:
+        now = time.monotonic()
         for uid in uids:
             self._marks += 1
+            if uid not in self._dirty:
+                self._dirty_since[uid] = now
             self._dirty[uid] = self._marks
         if self._dirty:
             self._wake.set()
@@ -509,6 +519,7 @@ class Watcher:
             self._api = None
             tasks += [*self._refresh_tasks, *self._scoped.values()]
             self._scoped.clear()
+            self._scopes_seen = -1
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -645,21 +656,26 @@ class Watcher:
         if self._resync_pending:
             await self._resync()
         now = time.monotonic()
-        due: list[str] = []
+        due: list[str] = list(self._dirty) if force else []
         next_due: float | None = None
-        for uid in self._dirty:
+        for uid in () if force else self._dirty:
+            # In the order they became dirty, so in the order their settle windows end: the first still
+            # settling ends the scan (a flush runs after every change; it must not walk a backlog).
             ready_at = self._ready_at(uid, now)
-            if force or ready_at <= now:
+            if ready_at <= now:
                 due.append(uid)
-            elif next_due is None or ready_at < next_due:
+                continue
+            if next_due is None or ready_at < next_due:
                 next_due = ready_at
+            if self._settling(uid, now):
+                break
         while due:
             done = await self._publish(due)
             due = due[done:]
             await asyncio.sleep(0)  # let the watch streams in between batches
         if next_due is not None:
             loop = asyncio.get_running_loop()
-            delay = max(0.0, next_due - now)
+            delay = max(0.001, next_due - now)  # (uvloop's timers count whole milliseconds: no spinning)
             if self._timer is None or self._timer.when() > loop.time() + delay:
                 if self._timer is not None:
                     self._timer.cancel()
@@ -671,11 +687,19 @@ class Watcher:
         return min(burst, tokens + (now - since) / self.settings.min_publish_interval)
 
     def _ready_at(self, uid: str, now: float) -> float:
-        """When ``uid`` may be published next (``now`` if it may be published at once)."""
+        """When ``uid`` may be published next (``now`` if it may be published at once): once its settle
+        window has passed and a token is there."""
         if self.settings.min_publish_interval <= 0:
             return now
         tokens = self._tokens(uid, now)
-        return now if tokens >= 1 else now + (1 - tokens) * self.settings.min_publish_interval
+        ready = now if tokens >= 1 else now + (1 - tokens) * self.settings.min_publish_interval
+        return max(ready, self._dirty_since.get(uid, now) + self.settings.settle_seconds)
+
+    def _settling(self, uid: str, now: float) -> bool:
+        return (
+            self.settings.min_publish_interval > 0
+            and self._dirty_since.get(uid, now) + self.settings.settle_seconds > now
+        )
 
     def _spend_token(self, uid: str, now: float) -> None:
         if self.settings.min_publish_interval > 0:
@@ -727,6 +751,10 @@ class Watcher:
         for uid in uids:
             if self._dirty.get(uid) == built[uid]:  # else it changed during the publish: build it again
                 self._dirty.pop(uid, None)
+                self._dirty_since.pop(uid, None)
+            elif uid in self._dirty:  # what changed meanwhile settles from now, behind the others
+                self._dirty[uid] = self._dirty.pop(uid)
+                self._dirty_since[uid] = stamp
         published = []
         for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
             self._basis[uid] = timeline_basis(view)

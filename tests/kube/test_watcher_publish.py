@@ -56,9 +56,37 @@ async def test_a_change_during_an_inflight_publish_is_published_next() -> None:
     assert not watcher._dirty
 
 
+async def test_the_writes_of_one_reconcile_settle_into_one_view_built_once() -> None:
+    bus = MemoryBus(prefix=uuid.uuid4().hex)
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(settle_seconds=60))
+    watcher.leader = True
+    for step in range(3):
+        watcher.changed("Rollout", "MODIFIED" if step else "ADDED", rollout(status(step)))
+        await watcher.flush()
+    assert await bus.snapshot(KEY) is None  # still settling: a timer will publish it
+    assert watcher._timer is not None and watcher.stats.builds == 0
+    watcher._timer.cancel()
+    await watcher.flush(force=True)
+    view = await bus.snapshot(KEY)
+    assert view is not None and view["currentStepIndex"] == 2
+    assert watcher.stats.builds == 1
+
+
+async def test_a_settled_change_is_published_when_its_window_ends() -> None:
+    bus = MemoryBus(prefix=uuid.uuid4().hex)
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(settle_seconds=0.01))
+    watcher.leader = True
+    watcher.changed("Rollout", "ADDED", rollout(status(1)))
+    await asyncio.sleep(0.05)
+    await watcher.flush()
+    view = await bus.snapshot(KEY)
+    assert view is not None and view["currentStepIndex"] == 1
+    assert not watcher._dirty
+
+
 async def test_a_short_burst_is_published_at_once_and_then_at_most_once_per_interval() -> None:
     bus = MemoryBus(prefix=uuid.uuid4().hex)
-    settings = PipelineSettings(min_publish_interval=60, publish_burst=3)  # no refill during the test
+    settings = PipelineSettings(min_publish_interval=60, publish_burst=3, settle_seconds=0)  # no refill
     watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=settings)
     watcher.leader = True
     for step in range(5):
