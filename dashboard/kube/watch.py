@@ -2,8 +2,9 @@
 
 ``watch_kind`` is the whole protocol in one function (after kopf's ``watching.py``):
 
-1. List (paginated, ``limit``/``continue``) and hand the full set to the sink, which diffs it against its
-   cache — a relist rebuilds, it never trusts that every event was seen.
+1. List (paginated, ``limit``/``continue``) and hand the full set to the sink (or each page as it comes,
+   to a sink that takes pages), which diffs it against its cache — a relist rebuilds, it never trusts
+   that every event was seen.
 2. Watch from the list's ``resourceVersion`` with ``allowWatchBookmarks`` and a server-side
    ``timeoutSeconds`` (jittered so a fleet of watches does not reconnect at once). Every call has a
    client-side timeout too: a stream silent for ``silence_timeout`` is dropped and resumed.
@@ -123,6 +124,8 @@ class WatchSink(Protocol):
 
     # Optional (a sink without them is not told): the watch is alive (a list, a watch opened, an event or a
     # bookmark), or its last attempt failed and why. They feed each cluster's freshness.
+    # And ``listed_page(kind, namespace, objects, first=...)``: a sink that has it is given each page of a
+    # list as it arrives (``first`` when a list begins), then ``listed`` with no objects when it ends.
     def seen(self, kind: str, namespace: str | None) -> None: ...
 
     def failed(self, kind: str, namespace: str | None, error: str) -> None: ...
@@ -155,9 +158,11 @@ async def watch_kind(
 
     ``project`` is applied to each listed object as its page arrives: of a large list only one page of
     full objects is alive at a time, instead of all of them until the sink has them (Python keeps the
-    heap they leave behind; a few hundred MB at 10,000 rollouts)."""
+    heap they leave behind; a few hundred MB at 10,000 rollouts). A sink with ``listed_page`` takes each
+    page as it comes, so that not even the projected list is alive whole."""
     stats = stats if stats is not None else WatchStats()
     seen: Callable[[str, str | None], None] = getattr(sink, "seen", _ignore)
+    listed_page: Callable[..., None] | None = getattr(sink, "listed_page", None)
     failed: Callable[[str, str | None, str], None] = getattr(sink, "failed", _ignore)
     where = f"{kind.name} in {namespace or 'all namespaces'}"
     path = kind.path(namespace)
@@ -169,12 +174,19 @@ async def watch_kind(
             # 1. List, page by page; the last page's resourceVersion is where the watch starts.
             objects: list[dict[str, Any]] = []
             params: dict[str, str] = {**selector, "limit": str(settings.page_size)}
+            first = True
             while True:
                 page = await api.get(path, params, Timeouts(settings.connect_timeout, settings.list_timeout))
                 items = (i for i in page.get("items") or () if isinstance(i, dict))
-                objects.extend(map(project, items) if project is not None else items)
+                kept = list(map(project, items) if project is not None else items)
                 metadata = page.get("metadata") or {}
                 del page, items
+                if listed_page is not None:
+                    listed_page(kind.name, namespace, kept, first=first)
+                else:
+                    objects.extend(kept)
+                del kept
+                first = False
                 if not metadata.get("continue"):
                     break
                 params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}

@@ -66,6 +66,7 @@ from dashboard.kube.cache import (
     ROUTER_KINDS,
     CanaryInputs,
     ClusterCache,
+    Listing,
     MalformedObject,
     RolloutInputs,
     describe,
@@ -162,6 +163,8 @@ class PipelineSettings:
     recheck_seconds: float = 30.0
     gc_freeze_seconds: float = 10.0  # see Watcher.keep_heap_frozen
     gc_full_seconds: float = 600.0
+    # The cyclic collector is paused while the initial lists are read (Watcher.hold_gc), at most this long.
+    gc_hold_seconds: float = 60.0
     baseline_concurrency: int = 4  # Prometheus refreshes in flight at once
     thresholds: Thresholds = field(default_factory=Thresholds)
 
@@ -257,22 +260,31 @@ class Watcher:
         self._api: KubeApi | None = None
         self._scoped: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._scopes_seen = -1  # the cache's read_scopes_changes when the scoped watches were last set
+        self._gc_held = False  # hold_gc
+        self._gc_timer: asyncio.TimerHandle | None = None
+        self._listings: dict[tuple[str, str | None], tuple[Listing, datetime]] = {}  # lists under way
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
+    def listed_page(
+        self, kind: str, namespace: str | None, objects: Sequence[dict[str, Any]], *, first: bool
+    ) -> None:
+        """One page of a list, applied to the cache as it arrives (``watch_kind``; ``listed`` ends the
+        list): a large list's objects are never all alive at once. ``first``: a new list begins."""
+        key = (kind, namespace)
+        if first or key not in self._listings:
+            self._listings[key] = (Listing(kind, namespace), self.clock())
+        self._apply_listed(kind, *self._listings[key], objects)
+
     def listed(self, kind: str, namespace: str | None, objects: Sequence[dict[str, Any]]) -> None:
-        at = self.clock()
-        affected, changes, skipped = self.cache.replace(kind, namespace, objects)
-        for obj, problem in skipped:
-            self._malformed(kind, obj, problem)
-        if self.record_to is not None:
-            for event_type, obj in changes:
-                self.record_to.write(self.cluster, event_type, obj, at)
-        self.stats.changes += len(changes)
-        if kind == ROLLOUT:
-            for event_type, obj in changes:
-                self._observe(event_type, obj, at)
-        elif kind in ROUTED_KINDS:
+        """A list is complete: ``objects`` and the pages given to ``listed_page`` since its first."""
+        under_way = self._listings.pop((kind, namespace), None)
+        listing, at = under_way if under_way is not None else (Listing(kind, namespace), self.clock())
+        if objects:
+            self._apply_listed(kind, listing, at, objects)
+        self._list_changes(kind, self.cache.list_done(listing), at)
+        affected = listing.affected
+        if kind in ROUTED_KINDS:
             self._observe_routed(affected, at)
         if kind in (ROLLOUT, CANARY):
             self._rescope()
@@ -281,6 +293,25 @@ class Watcher:
         self._synced.add((kind, namespace))
         self._served_event(kind, namespace).set()
         self._check_ready()
+
+    def _apply_listed(
+        self, kind: str, listing: Listing, at: datetime, objects: Sequence[dict[str, Any]]
+    ) -> None:
+        changes, skipped = self.cache.list_page(listing, objects)
+        for obj, problem in skipped:
+            self._malformed(kind, obj, problem)
+        self._list_changes(kind, changes, at)
+
+    def _list_changes(self, kind: str, changes: Sequence[tuple[str, dict[str, Any]]], at: datetime) -> None:
+        """What a list changed: recorded (every change of one list at the same instant), counted, and
+        each Rollout write observed."""
+        if self.record_to is not None:
+            for event_type, obj in changes:
+                self.record_to.write(self.cluster, event_type, obj, at)
+        self.stats.changes += len(changes)
+        if kind == ROLLOUT:
+            for event_type, obj in changes:
+                self._observe(event_type, obj, at)
 
     def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         at = self.clock()
@@ -412,9 +443,37 @@ class Watcher:
         if not self._ready.is_set() and all(
             (k.name, ns) in self._synced for k in self.kinds if not k.scoped for ns in self.namespaces
         ):
-            log.info("%s: initial list complete (%d rollouts)", self.cluster, len(self.cache.roots()))
+            log.info("%s: initial list complete (%d rollouts)", self.cluster, self.cache.root_count())
+            self.release_gc()
             self._ready.set()
             self._wake.set()
+
+    def hold_gc(self) -> None:
+        """Pause the cyclic garbage collector while the initial lists are read (until ``release_gc``, and
+        at most ``gc_hold_seconds``).
+
+        Decoding and projecting 10,000 rollouts' objects allocates millions of dicts, lists and strings
+        that all live on in the cache; every few thousand allocations the collector walks them again, and
+        the full passes walk all of them (most of the decoding time of a cold start, measured). JSON
+        objects hold no reference cycles, so reference counting frees all the garbage meanwhile; the
+        collector only waits. No-op if it is already disabled (by whoever did that)."""
+        if self._gc_held or not gc.isenabled():
+            return
+        gc.disable()
+        self._gc_held = True
+        self._gc_timer = asyncio.get_running_loop().call_later(self.settings.gc_hold_seconds, self.release_gc)
+
+    def release_gc(self) -> None:
+        """Resume the collector paused by ``hold_gc``, with what the lists left frozen out of its sight
+        (``gc.freeze``: long-lived, see ``keep_heap_frozen``)."""
+        if self._gc_timer is not None:
+            self._gc_timer.cancel()
+            self._gc_timer = None
+        if not self._gc_held:
+            return
+        self._gc_held = False
+        gc.freeze()
+        gc.enable()
 
     def _mark(self, uids: Iterable[str]) -> None:
         now = time.monotonic()
@@ -441,6 +500,7 @@ class Watcher:
 
     async def run(self, api: KubeApi) -> None:
         """Watch every kind, hold/seek the lease and publish, until cancelled."""
+        self.hold_gc()
         tasks = [
             asyncio.create_task(self._watch(api, kind, ns), name=f"watch-{kind.name}-{ns or 'all'}")
             for kind in self.kinds
@@ -456,6 +516,7 @@ class Watcher:
         try:
             await asyncio.gather(*tasks)
         finally:
+            self.release_gc()
             self._api = None
             tasks += [*self._refresh_tasks, *self._scoped.values()]
             self._scoped.clear()
@@ -557,7 +618,9 @@ class Watcher:
         """
         settings = self.settings
         await self._ready.wait()
-        last_full = float("-inf")  # a full collection first, of what the initial list left behind
+        # Not a full collection first: the initial list leaves no cycles (JSON), and walking what it
+        # left would stall the first publish of the fleet for a second and more.
+        last_full = time.monotonic()
         while True:
             if time.monotonic() - last_full >= settings.gc_full_seconds:
                 gc.unfreeze()

@@ -22,10 +22,21 @@ from dashboard.actions.availability import action_availability
 from dashboard.domain.applications import gitops_for_rollout
 from dashboard.domain.findings import Thresholds, detect_findings
 from dashboard.domain.flagger import canary_view
+from dashboard.domain.kube_events import event_rows
 from dashboard.domain.objects import dig_str
 from dashboard.domain.observations import RolloutObjects, observe, weight_writer
 from dashboard.domain.rollout_view import rollout_views
-from dashboard.kube.cache import PROJECTIONS, ClusterCache, project
+from dashboard.kube.cache import (
+    PROJECTIONS,
+    ClusterCache,
+    Kept,
+    Listing,
+    Packed,
+    _event_subject,
+    _event_when,
+    _involved_uid,
+    project,
+)
 from dashboard.kube.loading import load_paths
 from tests.conftest import SHARED_FIXTURES
 from tests.domain.upstream_fixtures import NOW, TESTDATA, load_set
@@ -189,4 +200,208 @@ def test_the_cache_holds_the_projection() -> None:
             "status": {"phase": "Running"},
         }
     )
-    assert set(PROJECTIONS) == {"Rollout", "ReplicaSet", "Pod"}
+    assert set(PROJECTIONS) == {
+        "Rollout",
+        "ReplicaSet",
+        "Pod",
+        "Event",
+        "RolloutEvent",
+        "ReplicaSetEvent",
+        "PodEvent",
+        "AnalysisRunEvent",
+    }
+
+
+def kube_events() -> list[dict[str, Any]]:
+    """Events as the API server sends them, in every shape the view reads: core/v1 with timestamps, with
+    only an eventTime or a series (events.k8s.io/v1 written through core/v1), about the Rollout and about
+    each kind of child, with managedFields and the fields nobody reads."""
+    managed = [{"manager": "kubelet", "operation": "Update", "fieldsV1": {"f:reason": {}}}]
+
+    def event(name: str, kind: str, about: str, uid: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": name,
+                "namespace": "shop",
+                "uid": f"e-{name}",
+                "resourceVersion": "7",
+                "creationTimestamp": "2026-12-01T10:00:00Z",
+                "managedFields": managed,
+            },
+            "involvedObject": {
+                "kind": kind,
+                "namespace": "shop",
+                "name": about,
+                "uid": uid,
+                "apiVersion": "v1",
+                "resourceVersion": "5",
+                "fieldPath": "spec.containers{web}",
+            },
+            "reportingInstance": "node-1",
+            "action": "Binding",
+            "related": {"kind": "Node", "name": "node-1"},
+            **fields,
+        }
+
+    return [
+        event(
+            "a",
+            "Rollout",
+            "checkout",
+            "u-1",
+            reason="RolloutUpdated",
+            message="updated",
+            type="Normal",
+            count=2,
+            firstTimestamp="2026-12-01T10:00:01Z",
+            lastTimestamp="2026-12-01T10:00:02Z",
+            source={"component": "rollouts-controller", "host": "node-1"},
+        ),
+        event(
+            "b",
+            "Rollout",
+            "checkout",
+            "",
+            reason="RolloutPaused",
+            message="paused",
+            type="Normal",
+            eventTime="2026-12-01T10:00:03.000000Z",
+            reportingComponent="rollouts-controller",
+        ),
+        event(
+            "c",
+            "ReplicaSet",
+            "checkout-abc",
+            "rs-1",
+            reason="SuccessfulCreate",
+            message="created",
+            series={"count": 4, "lastObservedTime": "2026-12-01T10:00:04.000000Z"},
+            reportingController="replicaset-controller",
+        ),
+        event(
+            "d",
+            "Pod",
+            "checkout-abc-x",
+            "pod-1",
+            reason="BackOff",
+            note="back-off restarting",
+            type="Warning",
+            firstTimestamp="2026-12-01T10:00:05Z",
+            source={"component": "kubelet"},
+        ),
+        event(
+            "e",
+            "AnalysisRun",
+            "checkout-abc-2",
+            "ar-1",
+            reason="MetricFailed",
+            message="failed",
+            lastTimestamp="2026-12-01T10:00:06Z",
+        ),
+    ]
+
+
+def test_events_show_the_same_rows_from_what_the_cache_keeps() -> None:
+    rollout = {"kind": "Rollout", "metadata": {"name": "checkout", "namespace": "shop", "uid": "u-1"}}
+    children = {
+        "rs-1": ("ReplicaSet", "checkout-abc"),
+        "pod-1": ("Pod", "checkout-abc-x"),
+        "ar-1": ("AnalysisRun", "checkout-abc-2"),
+    }
+    events = kube_events()
+    kept = [project(kind, copy.deepcopy(e)) for e in events for kind in ("RolloutEvent",)]
+    rows = event_rows(rollout, events, children)
+    assert len(rows) == len(events)
+    assert event_rows(rollout, kept, children) == rows
+    for kind in ("Event", "RolloutEvent", "ReplicaSetEvent", "PodEvent", "AnalysisRunEvent"):
+        assert [project(kind, copy.deepcopy(e)) for e in events] == kept
+
+
+def test_events_are_indexed_the_same_from_what_the_cache_keeps() -> None:
+    for event in kube_events():
+        kept = project("PodEvent", copy.deepcopy(event))
+        assert _event_when(kept) == _event_when(event) > 0
+        for kind in ("Rollout", "ReplicaSet", "Pod", "AnalysisRun"):
+            assert _involved_uid(kept, kind) == _involved_uid(event, kind)
+            assert _event_subject(kept, kind) == _event_subject(event, kind)
+
+
+def test_of_an_event_only_what_is_read_is_kept() -> None:
+    kept = project("PodEvent", kube_events()[0])
+    assert kept["metadata"] == {
+        "name": "a",
+        "namespace": "shop",
+        "uid": "e-a",
+        "resourceVersion": "7",
+        "creationTimestamp": "2026-12-01T10:00:00Z",
+    }
+    assert kept["involvedObject"] == {
+        "kind": "Rollout",
+        "namespace": "shop",
+        "name": "checkout",
+        "uid": "u-1",
+    }
+    assert kept["source"] == {"component": "rollouts-controller"}
+    assert not {"reportingInstance", "action", "related"} & kept.keys()
+
+
+POD = {
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "shop", "uid": "u"},
+    "spec": {"containers": [{"name": "c"}]},
+    "status": {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"running": {}}}]},
+}
+
+
+def test_a_fleets_objects_are_kept_packed_and_each_read_is_a_new_copy() -> None:
+    cache = ClusterCache()
+    cache.apply("Pod", "ADDED", copy.deepcopy(POD))
+    assert isinstance(cache.objects["Pod"], Packed) and isinstance(cache.objects["Rollout"], Packed)
+    first, second = cache.get("Pod", "u"), cache.get("Pod", "u")
+    assert first == second == POD and first is not second
+    assert first is not None
+    first["status"]["phase"] = "Failed"  # a reader's copy: the cache does not see it
+    assert cache.get("Pod", "u") == POD
+
+
+def test_an_object_orjson_cannot_write_is_kept_as_it_is() -> None:
+    cache = ClusterCache()
+    pod = {**copy.deepcopy(POD), "spec": {"containers": [{"name": "c"}]}, "status": {"phase": 2**70}}
+    cache.apply("Pod", "ADDED", pod)
+    assert cache.get("Pod", "u") == pod
+
+
+def test_an_object_projected_on_arrival_is_not_projected_again() -> None:
+    cache = ClusterCache()
+    kept = project("Pod", copy.deepcopy(POD))
+    assert isinstance(kept, Kept)
+    kept["spec"]["nodeName"] = "n"  # as if the projection had kept it
+    _, changes, skipped = cache.replace("Pod", None, [kept])
+    assert cache.get("Pod", "u") == kept and changes == [("ADDED", kept)] and not skipped
+    whole = {**copy.deepcopy(POD), "metadata": {**POD["metadata"], "uid": "v", "generateName": "p-"}}
+    cache.replace("Pod", None, [kept, whole])
+    assert cache.get("Pod", "v") == project("Pod", whole)
+
+
+def test_a_list_applied_page_by_page_is_the_list_applied_whole() -> None:
+    pods = [
+        {
+            **copy.deepcopy(POD),
+            "metadata": {**POD["metadata"], "uid": f"u{i}", "name": f"p{i}", "resourceVersion": "1"},
+        }
+        for i in range(5)
+    ]
+    whole, paged = ClusterCache(), ClusterCache()
+    for cache in (whole, paged):
+        cache.replace(
+            "Pod", None, [*pods[:3], {**pods[4], "metadata": {**pods[4]["metadata"], "uid": "gone"}}]
+        )
+    whole_affected, whole_changes, _ = whole.replace("Pod", None, pods)
+    listing = Listing("Pod", None)
+    changes = paged.list_page(listing, pods[:2])[0] + paged.list_page(listing, pods[2:])[0]
+    changes += paged.list_done(listing)
+    assert dict(paged.objects["Pod"]) == dict(whole.objects["Pod"])
+    assert "gone" not in paged.objects["Pod"] and listing.affected == whole_affected
+    assert changes == whole_changes and [t for t, _ in changes] == ["ADDED", "ADDED", "DELETED"]

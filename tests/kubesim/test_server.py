@@ -7,13 +7,14 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import pytest
 
 from kubesim.faults import Faults
-from kubesim.server import RunningServer, start_server
+from kubesim.server import RunningServer, dumps, start_server
 from kubesim.store import DEFAULT_WATCH_WINDOW, Store
 
 TOKEN = "test-token"
@@ -633,3 +634,22 @@ async def test_dry_run_checks_and_computes_but_stores_nothing(api: Api) -> None:
     assert stored["spec"]["replicas"] == 3 and api.store.resource_version == rv > before
     status, body = await api.call("DELETE", path + "?dryRun=Some")
     assert status == 400 and body["message"] == 'dryRun: Unsupported value: "Some": supported values: "All"'
+
+
+def test_responses_are_the_json_the_standard_library_would_write() -> None:
+    obj = {
+        "metadata": {"name": "web", "labels": {"app": "wéb ✓"}, "annotations": {"a": 'q"\\\n\t<>&'}},
+        "spec": {"replicas": 3, "weight": 12.5, "ratio": 0.1, "none": None, "on": True, "off": False},
+        "items": [[], {}, -1, 2**63 - 1, -(2**63)],
+    }
+    assert dumps(obj) == json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    exponents = {"tiny": 1e-7, "big": 1e21}  # orjson writes 1e-7 where json writes 1e-07: the same number
+    assert json.loads(dumps(exponents)) == exponents
+
+
+def test_what_orjson_refuses_is_still_encoded_as_before() -> None:
+    beyond_64_bits = {"n": 2**64, "m": -(2**70)}
+    assert dumps(beyond_64_bits) == b'{"n":18446744073709551616,"m":-1180591620717411303424}'
+    assert dumps({1: "a"}) == b'{"1":"a"}'
+    with pytest.raises(TypeError):
+        dumps({"at": datetime.now(UTC)})
