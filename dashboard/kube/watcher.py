@@ -5,9 +5,9 @@ belongs to dirty; the publisher rebuilds each dirty rollout's view with the doma
 only if it differs from what was last published (ignoring fields that only move with the clock, like
 ages): once its changes have settled for ``settle_seconds`` (one reconcile's writes arrive on several
 streams a few ms apart: one build, not one each), then at most once per ``min_publish_interval`` per
-rollout after a short burst (the latest state always wins). Builds run in small time-bounded batches so the watch streams
-are never starved, and every rollout is re-evaluated now and then because some findings change with
-time alone. Timeline events are the diff between the last published view and the new one; the recorder
+rollout after a short burst (the latest state always wins). Builds run in small time-bounded batches so
+the watch streams are never starved, and every rollout is re-evaluated now and then because some findings
+change with time alone. Timeline events are the diff between the last published view and the new one; the recorder
 writes them (on its own thread) after the bus accepted the publish.
 
 Flagger Canaries go through the same pipeline under the same keys (``cluster/namespace/name``): a change to
