@@ -7,8 +7,8 @@ ages): once its changes have settled for ``settle_seconds`` (one reconcile's wri
 streams a few ms apart: one build, not one each), then at most once per ``min_publish_interval`` per
 rollout after a short burst (the latest state always wins). Builds run in small time-bounded batches so
 the watch streams are never starved, and every rollout is re-evaluated now and then because some findings
-change with time alone. Timeline events are the diff between the last published view and the new one; the recorder
-writes them (on its own thread) after the bus accepted the publish.
+change with time alone. Timeline events are the diff between the last published view and the new one;
+the recorder writes them (on its own thread) after the bus accepted the publish.
 
 Flagger Canaries go through the same pipeline under the same keys (``cluster/namespace/name``): a change to
 a Canary, an Event about it or an object its view reads rebuilds its ``canary_view``. Their kinds are only
