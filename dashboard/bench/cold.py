@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dashboard.bench.watch import cpu_seconds, process_memory
+
 
 @dataclass
 class ColdStart:
@@ -88,9 +90,9 @@ def measure_cold_start(
                 raise RuntimeError(f"the watcher did not publish {rollouts} rollouts within {timeout:.0f}s")
             time.sleep(0.05)
         seconds = time.monotonic() - started
-        cpu = _cpu_seconds(proc.pid)
+        cpu = cpu_seconds(proc.pid)
         time.sleep(settle)
-        rss, peak = _memory(proc.pid)
+        rss, peak = process_memory(proc.pid)
         return ColdStart(rollouts, seconds, listed[0] if listed else None, peak, rss, cpu)
     finally:
         if proc.poll() is None:
@@ -118,19 +120,6 @@ def _follow_log(proc: subprocess.Popen[str], started: float, listed: list[float]
                 sys.stderr.write(line)
 
     threading.Thread(target=read, name="watcher-log", daemon=True).start()
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _memory(pid: int) -> tuple[float, float]:
-    values = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            values[line.split(":")[0]] = int(line.split()[1]) / 1024
-    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
 def run_cold_start(

@@ -200,13 +200,14 @@ def _id_pair(stream_id: bytes | str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _memory(pid: int) -> tuple[float, float]:
+def process_memory(pid: int) -> tuple[float, float]:
+    """A process's resident memory now and at its peak (VmRSS, VmHWM), in MB."""
     values = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(("VmRSS:", "VmHWM:")):
@@ -303,7 +304,7 @@ def run_bench(
             offered = steady.changes / seconds
             samples = len(steady.latencies_ms)
             log(f"steady: {churn:.1f} releases/s gave {offered:.0f} changes/s, {samples} samples")
-            rss, peak = _memory(proc.pid)
+            rss, peak = process_memory(proc.pid)
             return BenchResult(rollouts, objects, initial, burst, steady, offered, rss, peak)
         finally:
             kube.call(sim.set_churn, 0)
@@ -339,14 +340,14 @@ def _backlog(
         kube.call(sim.set_churn, 0)
         last_change, last_rollout = kube.call(writes.mark)
     finally:
-        cpu0 = _cpu_seconds(proc.pid)
+        cpu0 = cpu_seconds(proc.pid)
         resumed = time.time()
         proc.send_signal(signal.SIGCONT)
     window = writes.rollouts[first_rollout:last_rollout]
     phase = _published(stream, window, settle=60.0)
     phase.changes = last_change - first_change
     phase.seconds = max(1e-9, max(at for at, _ in phase.latencies_at) - resumed)
-    phase.watcher_cpu_seconds = _cpu_seconds(proc.pid) - cpu0
+    phase.watcher_cpu_seconds = cpu_seconds(proc.pid) - cpu0
     phase.first_change, phase.first_release = first_change, first_release
     return phase
 
@@ -374,10 +375,10 @@ def _steady(
     kube.call(sim.set_churn, churn)
     time.sleep(RELEASE_SECONDS)
     first_change, first_rollout = kube.call(writes.mark)
-    cpu0 = _cpu_seconds(pid)
+    cpu0 = cpu_seconds(pid)
     time.sleep(seconds)
     last_change, last_rollout = kube.call(writes.mark)
-    cpu = _cpu_seconds(pid) - cpu0  # over the window, as its changes are counted
+    cpu = cpu_seconds(pid) - cpu0  # over the window, as its changes are counted
     kube.call(sim.set_churn, 0)  # what is measured is the window's writes; no more load while they settle
     phase = _published(stream, writes.rollouts[first_rollout:last_rollout], settle=30.0)
     phase.changes = last_change - first_change
