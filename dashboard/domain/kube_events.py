@@ -56,62 +56,36 @@ def event_rows(
             if as_str(involved.get("name")) != name or event_ns != namespace:
                 continue
             about = {"kind": "Rollout", "name": name}
-        row, source = _row(event)
-        rows.append({**row, "object": about, "source": source})
+        series = as_map(event.get("series"))
+        when = next(
+            (
+                moment
+                for moment in (
+                    parse_time(event.get("lastTimestamp")),
+                    parse_time(series.get("lastObservedTime")),
+                    parse_time(event.get("eventTime")),
+                    parse_time(event.get("firstTimestamp")),
+                    parse_time(dig_map(event, "metadata").get("creationTimestamp")),
+                )
+                if moment is not None
+            ),
+            None,
+        )
+        rows.append(
+            {
+                "name": as_str(dig_map(event, "metadata").get("name")),
+                "type": as_str(event.get("type")) or "Normal",
+                "reason": as_str(event.get("reason")),
+                "message": as_str(event.get("message") or event.get("note")),
+                "count": max(as_int(event.get("count") or series.get("count")), 1),
+                "at": rfc3339(when),
+                "object": about,
+                "source": as_str(dig_map(event, "source").get("component"))
+                or as_str(event.get("reportingComponent"))
+                or as_str(event.get("reportingController")),
+            }
+        )
     rows.sort(key=lambda r: (r["at"] or "", r["name"]))
     own = [r for r in rows if as_map(r["object"]).get("kind") == "Rollout"][-EVENTS_IN_VIEW:]
     theirs = [r for r in rows if as_map(r["object"]).get("kind") != "Rollout"][-CHILD_EVENTS_IN_VIEW:]
     return tuple(sorted(own + theirs, key=lambda r: (r["at"] or "", r["name"])))
-
-
-def _row(event: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    """One Event's row but for what it is about, and its source: the same every time the view is rebuilt,
-    so remembered by the Event's uid and resourceVersion (a new version is a new entry), when it has both.
-    Only the recently read ones: the Events of the rollouts being rebuilt now."""
-    meta = dig_map(event, "metadata")
-    uid, version = meta.get("uid"), meta.get("resourceVersion")
-    if not (isinstance(uid, str) and uid and isinstance(version, str) and version):
-        return _read_row(event)
-    key = (uid, version)
-    row = _ROWS.get(key)
-    if row is None:
-        if len(_ROWS) >= _ROWS_KEPT:
-            _ROWS.clear()  # a fresh start costs one re-read of each Event in view; no bookkeeping per hit
-        row = _ROWS[key] = _read_row(event)
-    return row
-
-
-_ROWS: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
-_ROWS_KEPT = 20_000
-
-
-def _read_row(event: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    series = as_map(event.get("series"))
-    when = next(
-        (
-            moment
-            for moment in (
-                parse_time(event.get("lastTimestamp")),
-                parse_time(series.get("lastObservedTime")),
-                parse_time(event.get("eventTime")),
-                parse_time(event.get("firstTimestamp")),
-                parse_time(dig_map(event, "metadata").get("creationTimestamp")),
-            )
-            if moment is not None
-        ),
-        None,
-    )
-    row = {
-        "name": as_str(dig_map(event, "metadata").get("name")),
-        "type": as_str(event.get("type")) or "Normal",
-        "reason": as_str(event.get("reason")),
-        "message": as_str(event.get("message") or event.get("note")),
-        "count": max(as_int(event.get("count") or series.get("count")), 1),
-        "at": rfc3339(when),
-    }
-    source = (
-        as_str(dig_map(event, "source").get("component"))
-        or as_str(event.get("reportingComponent"))
-        or as_str(event.get("reportingController"))
-    )
-    return row, source

@@ -205,22 +205,3 @@ def test_chatty_pods_cannot_crowd_out_the_controllers_events() -> None:
     rows = event_rows(ROLLOUT, own + noisy, children)
     assert sum(r["object"]["kind"] == "Rollout" for r in rows) == 5
     assert sum(r["object"]["kind"] == "Pod" for r in rows) == 20
-
-
-def versioned(resource_version: str, count: int) -> dict[str, Any]:
-    found = event("e-1", "RolloutPaused", "paused", at="2026-12-01T10:00:00Z", count=count)
-    found["metadata"].update(uid="ev-1", resourceVersion=resource_version)
-    return found
-
-
-def test_an_events_row_is_read_again_when_the_event_has_a_new_resource_version() -> None:
-    assert [r["count"] for r in event_rows(ROLLOUT, [versioned("7", 1)])] == [1]
-    assert [r["count"] for r in event_rows(ROLLOUT, [versioned("7", 1)])] == [1]  # remembered
-    assert [r["count"] for r in event_rows(ROLLOUT, [versioned("8", 2)])] == [2]
-
-
-def test_a_remembered_row_is_never_shared_between_views() -> None:
-    first = event_rows(ROLLOUT, [versioned("9", 1)])
-    first[0]["object"]["name"] = "changed by a caller"
-    second = event_rows(ROLLOUT, [versioned("9", 1)])
-    assert second[0]["object"] == {"kind": "Rollout", "name": "checkout"} and second[0] is not first[0]
