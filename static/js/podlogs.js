@@ -27,7 +27,8 @@
     this.output = node.querySelector(".pl-output");
     this.socket = null;
     var self = this;
-    this.role.addEventListener("change", function () { self.fillPods(); self.restart(); });
+    this.picked = false;  // until the user picks a role, the pane follows its default as pods come and go
+    this.role.addEventListener("change", function () { self.picked = true; self.fillPods(); self.restart(); });
     this.pod.addEventListener("change", function () { self.fillContainers(); self.restart(); });
     this.container.addEventListener("change", function () { self.restart(); });
     this.since.addEventListener("change", function () { self.restart(); });
@@ -40,7 +41,10 @@
   }
 
   Pane.prototype.fillRoles = function () {
-    var wanted = this.role.value || this.node.getAttribute("data-default-role");
+    // A pane that fell back to another role (its default had no pods yet) takes its default as soon as it
+    // has pods, unless the user picked a role or the pane is already tailing a pod.
+    var fallback = this.picked || this.socket;
+    var wanted = fallback ? this.role.value : this.node.getAttribute("data-default-role") || this.role.value;
     var list = roles();
     var chosen = keep(this.role, list, wanted);
     fill(this.role, list.length ? list.map(function (r) { return el("option", { value: r, text: r, selected: r === chosen }); })
