@@ -118,8 +118,10 @@
     } else if (m.type === "dropped") {
       this.append(["… " + m.count + " lines skipped (the page read slower than the pod wrote) …"], []);
     } else if (m.type === "end" || m.type === "error") {
+      // The stream is over (the pod went away, or the request was refused): the pane says why and offers
+      // Tail again, rather than a Stop button over a log that no longer flows.
       this.node.setAttribute("data-ended", "true");
-      this.state.textContent = (m.field ? m.field + ": " : "") + m.message;
+      this.stop((m.field ? m.field + ": " : "") + m.message);
     }
   };
 
