@@ -140,7 +140,9 @@ class World:
             "console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
         )
         page.errors = errors  # read by assert_clean
-        page.goto(self.server.url + path)
+        # A liveness bound, not a speed target: "load" waits for plotly.js (4.6 MB) to be parsed in a fresh
+        # context, 4.4 s on an idle two-core machine here, and a loaded, slower one passed 15 s.
+        page.goto(self.server.url + path, timeout=45_000)
         return page
 
     def session(self, role: str) -> dict[str, Any]:
