@@ -17,11 +17,10 @@ import pytest
 
 from tests.browser.pages import check_rollout_page
 from tests.browser.world import (
-    COLOUR_RULES,
     SCENARIO_KEYS,
     World,
     assert_clean,
-    axe_violations,
+    axe_sweep,
     page_path,
     shot,
     world,
@@ -91,19 +90,5 @@ def test_a_fleet_of_a_hundred_fits_1280_px_and_counts_agree(sims: World) -> None
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_axe_finds_nothing_serious_on_the_metrics_pages(sims: World, dark: bool) -> None:
-    problems: dict[str, list[str]] = {}
     paths = [page_path(SCENARIO_KEYS[s]) for s in ENDS] + [page_path(_fleet_rollout(sims))]
-    page = sims.open("operator", paths[0], dark=dark)
-    try:
-        for path in paths:  # one tab, as a user goes from page to page (plotly.js cached after the first)
-            page.errors.clear()
-            if page.url != sims.server.url + path:
-                page.goto(sims.server.url + path)
-            page.wait_for_timeout(400)
-            found = axe_violations(page, COLOUR_RULES if dark else None)
-            if found:
-                problems[path] = found
-            assert page.errors == [], f"{path}: " + "\n".join(page.errors)
-    finally:
-        page.context.close()
-    assert problems == {}, "\n".join(f"{p}:\n  " + "\n  ".join(v) for p, v in problems.items())
+    axe_sweep(sims, paths, dark=dark)

@@ -19,11 +19,10 @@ import pytest
 from tests.browser.pages import check_canary_page, check_rollout_page
 from tests.browser.world import (
     CLUSTER,
-    COLOUR_RULES,
     SCENARIO_KEYS,
     World,
     assert_clean,
-    axe_violations,
+    axe_sweep,
     page_path,
     shot,
     world,
@@ -143,22 +142,7 @@ def _pages_for_axe(sims: World) -> list[str]:
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_axe_finds_nothing_serious_on_any_page(sims: World, dark: bool) -> None:
-    problems: dict[str, list[str]] = {}
-    paths = _pages_for_axe(sims)
-    page = sims.open("operator", paths[0], dark=dark)
-    try:
-        for path in paths:  # one tab, as a user goes from page to page (plotly.js cached after the first)
-            page.errors.clear()
-            if page.url != sims.server.url + path:
-                page.goto(sims.server.url + path)
-            page.wait_for_timeout(400)  # the first live update and the charts
-            found = axe_violations(page, COLOUR_RULES if dark else None)
-            if found:
-                problems[path] = found
-            assert page.errors == [], f"{path}: " + "\n".join(page.errors)
-    finally:
-        page.context.close()
-    assert problems == {}, "\n".join(f"{p}:\n  " + "\n  ".join(v) for p, v in problems.items())
+    axe_sweep(sims, _pages_for_axe(sims), dark=dark)
 
 
 def test_the_release_page_names_the_rerender_race_and_its_legend_shows_the_hash_change(sims: World) -> None:

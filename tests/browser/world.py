@@ -193,6 +193,27 @@ def axe_violations(page: Any, rules: tuple[str, ...] | None = None) -> list[str]
     return list(found)
 
 
+def axe_sweep(world: World, paths: list[str], *, dark: bool) -> None:
+    """Every page of ``paths`` free of axe-core's serious and critical violations and of page errors, in
+    one operator's tab, as a user goes from page to page (plotly.js is parsed once, not once a page); in
+    the dark scheme only the rules a colour scheme can change."""
+    problems: dict[str, list[str]] = {}
+    page = world.open("operator", paths[0], dark=dark)
+    try:
+        for path in paths:
+            page.errors.clear()
+            if page.url != world.server.url + path:
+                page.goto(world.server.url + path)
+            page.wait_for_timeout(400)  # the first live update and the charts
+            found = axe_violations(page, COLOUR_RULES if dark else None)
+            if found:
+                problems[path] = found
+            assert page.errors == [], f"{path}: " + "\n".join(page.errors)
+    finally:
+        page.context.close()
+    assert problems == {}, "\n".join(f"{p}:\n  " + "\n  ".join(v) for p, v in problems.items())
+
+
 def shot(page: Any, name: str, *, docs: bool = False) -> None:
     """The whole page into artifacts/screenshots; with ``docs`` also its top 1600 px into
     artifacts/screenshots/docs, the size docs/screenshots keeps (copied there by hand when regenerated)."""
