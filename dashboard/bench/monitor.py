@@ -3,7 +3,8 @@
 ``StreamMonitor`` follows the live bus stream (``{prefix}stream``) like a reader would and notes each
 entry's id, rollout key, view resourceVersion and when it was read — the "published" point of every
 delay. It also keeps a few raw entries: the raw XADD limit is measured with the same payloads.
-``Sampler`` reads each process's memory, Redis' memory and each kubesim's write counter once a second.
+``Sampler`` reads each process's memory, Redis' memory, each kubesim's write counter and the machine's CPU
+time (``/proc/stat``: is the machine full, whoever fills it) once a second.
 
 Non-goals: judging the figures (``analysis``), the clients (``clients``).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,6 +86,7 @@ class Sampler:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
                 while True:
                     sample: dict[str, Any] = {"t": time.time(), "processes": self.usage()}
+                    sample["machine"] = machine_cpu()
                     try:
                         info = await client.info("memory")
                         sample["redis_used_mb"] = round(int(info["used_memory"]) / 2**20, 1)
@@ -100,3 +103,18 @@ class Sampler:
                     await asyncio.sleep(self.every)
         finally:
             await client.aclose()
+
+
+def machine_cpu() -> dict[str, float] | None:
+    """CPU seconds the whole machine has spent busy and idle since boot (every core, every process, the
+    kernel), or None where ``/proc/stat`` cannot be read."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 8:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    return {"busy_s": (user + nice + system + irq + softirq + steal) / tick, "idle_s": (idle + iowait) / tick}

@@ -102,6 +102,36 @@ def _cpu(samples: list[dict[str, Any]], start: float, end: float) -> dict[str, f
     }
 
 
+def machine_cpu_text(machine: dict[str, Any]) -> str:
+    if not machine:
+        return "machine CPU during churn: not measured (no /proc/stat)"
+    return (
+        f"machine CPU during churn: {machine['busy_cores']} of {machine['cores']} cores busy "
+        f"({round(100 * (machine['busy_fraction'] or 0))} %), {machine['unaccounted_cores']} of them outside "
+        "the measured processes (Redis, PostgreSQL, the harness, the kernel)"
+    )
+
+
+def _machine_cpu(samples: list[dict[str, Any]], start: float, end: float) -> dict[str, Any]:
+    """How full the machine was during the churn: its busy cores on average (of ``cores``), and how many
+    of them the measured processes do not account for (Redis, PostgreSQL, the harness, the kernel). A
+    machine near full makes every process wait for a core, so latency is then a queue, not a cost."""
+    inside = [s for s in samples if start <= s["t"] <= end and s.get("machine")]
+    if len(inside) < 2:
+        return {}
+    first, last = inside[0], inside[-1]
+    busy = last["machine"]["busy_s"] - first["machine"]["busy_s"]
+    idle = last["machine"]["idle_s"] - first["machine"]["idle_s"]
+    span = last["t"] - first["t"]
+    measured = sum(_cpu(inside, start, end).values())
+    return {
+        "cores": os.cpu_count(),
+        "busy_cores": round(busy / span, 2),
+        "busy_fraction": round(busy / (busy + idle), 3) if busy + idle > 0 else None,
+        "unaccounted_cores": round(busy / span - measured, 2),
+    }
+
+
 def _memory(samples: list[dict[str, Any]]) -> dict[str, Any]:
     peaks: dict[str, float] = {}
     for sample in samples:
@@ -280,6 +310,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
             ],
         },
         "cpu_cores_during_churn": _cpu(raw["samples"], start, end),
+        "machine_cpu_during_churn": _machine_cpu(raw["samples"], start, end),
         "limits": raw.get("limits", {}),
         "scale_out": {
             "layout": config.layout,
@@ -516,6 +547,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         + f"{round(sum((result['memory'].get('redis_run_keys_mb') or {}).values()), 1)} MB at the end)",
         "CPU cores during churn: "
         + ", ".join(f"{k} {v}" for k, v in result["cpu_cores_during_churn"].items()),
+        machine_cpu_text(result.get("machine_cpu_during_churn") or {}),
     ]
     cost = result.get("watcher_cost") or {}
     lines.append(

@@ -23,6 +23,9 @@ each phase, with the stream's cap raised so nothing is trimmed — cannot shift 
 runs in a thread of this process and is only driven through its own knob (``Simulation.set_churn``); the
 watcher reads it over HTTPS like any cluster.
 
+``BENCH_WATCHER_LOG_LEVEL=INFO`` lets the watcher log its counters (changes, builds, published) every few
+seconds: builds per change in the steady phase is the figure that says whether a change costs a view build.
+
 Non-goals: asserting targets (tests never time things), history-write throughput (``--no-history`` is
 the default so the figures are the live path's; pass ``--history`` to include the recorder).
 """
@@ -269,7 +272,7 @@ def run_bench(
             "LIVE_REDIS_PREFIX": prefix,
             "LIVE_STREAM_MAXLEN": str(STREAM_MAXLEN),
             "REDIS_URL": redis_url,
-            "LOG_LEVEL": "WARNING",
+            "LOG_LEVEL": os.environ.get("BENCH_WATCHER_LOG_LEVEL", "WARNING"),
         }
         args = [sys.executable, "manage.py", "watch", "--kubeconfig", str(kube.kubeconfig)]
         args += ["--cluster", "bench"]

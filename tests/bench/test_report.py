@@ -74,3 +74,25 @@ def test_the_watchers_cost_per_change_counts_their_recorder_and_sits_beside_the_
     assert cost["watcher_cpu_ms_per_change"] == 0.3  # 0.15 cores over 500 changes a second
     assert cost["watcher_vs_decode"] == 30.0
     assert cost["decode_sample"] == {"objects": 10}
+
+
+def test_the_machines_cpu_says_how_full_it_was_and_what_the_measured_processes_leave_out() -> None:
+    from dashboard.bench.report import _machine_cpu, machine_cpu_text
+
+    def sample(t: float, busy: float, idle: float, watcher: float) -> dict[str, object]:
+        machine = {"busy_s": busy, "idle_s": idle}
+        return {"t": t, "machine": machine, "processes": {"watcher": {"cpu_s": watcher}}}
+
+    samples = [sample(0.0, 100.0, 50.0, 10.0), sample(10.0, 119.0, 51.0, 15.0), sample(20, 138.0, 52.0, 20.0)]
+    machine = _machine_cpu(samples, 0.0, 20.0)
+    assert machine["busy_cores"] == 1.9  # 38 busy seconds in 20
+    assert machine["busy_fraction"] == 0.95
+    assert machine["unaccounted_cores"] == 1.4  # the watcher used 0.5 of them
+    assert "1.9 of" in machine_cpu_text(machine) and "(95 %)" in machine_cpu_text(machine)
+
+
+def test_a_run_without_machine_samples_says_it_was_not_measured() -> None:
+    from dashboard.bench.report import _machine_cpu, machine_cpu_text
+
+    assert _machine_cpu([{"t": 0.0, "processes": {}}], 0.0, 1.0) == {}
+    assert machine_cpu_text({}).endswith("not measured (no /proc/stat)")
