@@ -2,7 +2,7 @@
 
 - ``kube/``    Kubernetes access: the watcher (list + watch → cache) and, later, the actions that patch.
 - ``domain/``  pure functions of Kubernetes objects and time: views, findings, timelines. No Django, no I/O.
-- ``live/``    the live bus: snapshots and the update stream in Redis, the channel-layer doorbell.
+- ``live/``    the live bus: snapshots and the update stream in Redis, which wakes its readers itself.
 - ``history/`` the database record of releases and timeline events.
 - ``access/``  who may see and do what.
 - ``web/``     pages, JSON API and websocket consumers.

@@ -357,7 +357,6 @@ def _grant(user: Any, role_name: str) -> None:
 async def serve(options: DemoOptions, kubeconfig: str, announce: Callable[[str], None]) -> None:
     """Watcher + ASGI server on this loop until cancelled (Ctrl-C)."""
     import uvicorn
-    from channels.layers import get_channel_layer
 
     from dashboard.history.recorder import Recorder
     from dashboard.kube.actions import register_cluster
@@ -371,7 +370,7 @@ async def serve(options: DemoOptions, kubeconfig: str, announce: Callable[[str],
     recorder = Recorder().start()
     watcher = Watcher(
         CLUSTER,
-        bus=get_bus(channel_layer=get_channel_layer()),
+        bus=get_bus(),
         lease=MemoryLease(),
         recorder=recorder,
         settings=pipeline_settings(),

@@ -25,9 +25,8 @@ ACTION_RECORDED = "action.recorded"
 
 
 def actions_group(key: str) -> str:
-    """The group of the pages following ``key``'s actions. The bus's prefix is part of it, as in
-    ``stream_group``: installations sharing a Redis (and so rollouts of the same name) do not ring each
-    other's pages."""
+    """The group of the pages following ``key``'s actions. The bus's prefix is part of it: installations
+    sharing a Redis (and so rollouts of the same name) do not ring each other's pages."""
     scoped = str(settings.LIVE_REDIS_PREFIX) + key
     return "actions." + hashlib.sha1(scoped.encode()).hexdigest()[:16]
 

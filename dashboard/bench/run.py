@@ -497,7 +497,7 @@ async def _measure(
         # end state no longer moves (nor do findings that depend on the clock).
         quiet = await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
         await _stream_idle(monitor, idle=2.0, timeout=60.0)
-        await asyncio.sleep(2.0)  # the clients' last doorbells
+        await asyncio.sleep(2.0)  # the clients' last updates
         quiet_at = time.time()
     finally:
         for task in tasks:
@@ -646,15 +646,12 @@ async def _delivery_capacity(
     straight to the bus as fast as it takes them, and time until every client has had them all (the raw
     fan-out limit is the same thing without the application). The views are unchanged, so the clients'
     tables still equal the simulators' afterwards."""
-    from channels_redis.core import RedisChannelLayer
-
     from dashboard.live.bus import RedisBus
 
     views = await _current_views(config, state, CAPACITY_UPDATES)
     if not views:
         return {"updates": 0}
-    layer = RedisChannelLayer(hosts=[{"address": config.redis_url, "socket_timeout": None}], capacity=1000)
-    bus = RedisBus(config.redis_url, prefix=state.prefix, channel_layer=layer)
+    bus = RedisBus(config.redis_url, prefix=state.prefix)
     log(f"delivery capacity: republishing {len(views)} views to {config.clients} clients at once …")
     started = time.time()
     ids: list[str] = []
@@ -664,7 +661,6 @@ async def _delivery_capacity(
         published = time.time()
     finally:
         await bus.close()
-        await layer.close_pools()
     deadline = time.monotonic() + CAPACITY_TIMEOUT
     while time.monotonic() < deadline and not _clients_reached(state, ids[-1]):
         processes.check()
@@ -686,8 +682,6 @@ async def _web_restart(
     exited, publish ``RESTART_UPDATES`` current views (unchanged, so the tables still equal the simulators')
     that only a resume can bring; start it again on the same port; wait until every client has them.
     The report times each client from the SIGTERM to its first message at or past the last of them."""
-    from channels_redis.core import RedisChannelLayer
-
     from dashboard.live.bus import RedisBus
 
     views = await _current_views(config, state, RESTART_UPDATES)
@@ -697,15 +691,13 @@ async def _web_restart(
     stopped_at = time.time()
     await asyncio.to_thread(processes.stop, old)
     exited_at = time.time()
-    layer = RedisChannelLayer(hosts=[{"address": config.redis_url, "socket_timeout": None}], capacity=1000)
-    bus = RedisBus(config.redis_url, prefix=state.prefix, channel_layer=layer)
+    bus = RedisBus(config.redis_url, prefix=state.prefix)
     ids: list[str] = []
     try:
         for start in range(0, len(views), 100):
             ids += await bus.publish_many([(view, []) for view in views[start : start + 100]])
     finally:
         await bus.close()
-        await layer.close_pools()
     new = processes.start(
         old.name,
         "web",

@@ -207,7 +207,6 @@ async def _latency(
     url: str, prefix: str, views: list[dict[str, Any]], pages: int, changes: int
 ) -> list[float]:
     import websockets
-    from channels.layers import get_channel_layer
 
     from dashboard.live.bus import RedisBus
 
@@ -239,7 +238,7 @@ async def _latency(
                     delays.append((time.perf_counter() - sent[marker]) * 1000)
 
     readers = [asyncio.create_task(reader(ws)) for ws in sockets]
-    bus = RedisBus(str(settings.REDIS_URL), prefix=prefix, channel_layer=get_channel_layer())
+    bus = RedisBus(str(settings.REDIS_URL), prefix=prefix)
     for n in range(changes):
         view = copy.deepcopy(watched[n % len(watched)])
         marker = f"m{n}"

@@ -17,14 +17,8 @@ from dashboard.live.bus import DEFAULT_PREFIX, LiveBus, get_bus
 from dashboard.live.lease import Lease, MemoryLease, RedisLease
 
 
-def channel_layer() -> Any:
-    from channels.layers import get_channel_layer
-
-    return get_channel_layer()
-
-
 def live_bus(prefix: str | None = None) -> LiveBus:
-    return get_bus(channel_layer=channel_layer(), prefix=prefix)
+    return get_bus(prefix=prefix)
 
 
 def lease_for(cluster: str, prefix: str | None = None) -> Lease:

@@ -20,10 +20,10 @@ Contract (stable; the web part reads it):
   - Store failures raise ``BusError``; a malformed stream id raises ``ValueError`` naming it.
 - Resuming without loss: read ``last_id()`` BEFORE ``snapshot()``/``fleet()``, send those, then
   ``read_since(that id)``; updates carry full views, so applying one twice is harmless.
-- Order: a publish writes snapshot + fleet row + stream entry in one Redis transaction, THEN rings the
-  doorbell: one ``{"type": "stream.advanced", "stream_id"}`` to the bus's group
-  (``messages.stream_group(prefix)``), which each web process's stream follower joins with one channel.
-  The doorbell may be lost (followers also poll); the stream may not.
+- Order: a publish writes snapshot + fleet row + stream entry in one Redis transaction; that is all it does.
+  Readers learn of it from the stream: ``wait_for_entry(after, timeout) -> id | None`` returns at once when
+  an entry newer than ``after`` is kept, else when one is written (a blocking ``XREAD``), or None after
+  ``timeout``; each web process's stream follower waits so, once.
 - Redis keys (prefix ``settings.LIVE_REDIS_PREFIX``, default ``rollouts-ui:``): ``snap`` and ``fleet``
   (hashes keyed by rollout key), ``stream`` (capped at ``settings.LIVE_STREAM_MAXLEN``),
   ``lease:{cluster}`` (``dashboard.live.lease``: which watcher of a cluster publishes), ``clusters`` (hash:

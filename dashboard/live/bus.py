@@ -5,8 +5,12 @@ Two implementations with the same semantics: ``RedisBus`` (when ``settings.REDIS
 readers are websocket consumers and the writer is the asyncio watcher; sync code calls them through
 ``asgiref.sync.async_to_sync``.
 
+Readers learn that the stream moved from the stream itself (``wait_for_entry``: a blocking read in Redis),
+so the watcher's publish is one transaction and nothing more: no doorbell through the channel layer, whose
+``group_send`` round trips took a seventh of the watcher's loop on a full machine (docs/benchmarks.md).
+
 Non-goals: no history (the database has it), no fan-out bookkeeping per browser (the stream ids are
-enough), no delivery guarantee from the channel layer (it is only the doorbell).
+enough).
 """
 
 from __future__ import annotations
@@ -25,14 +29,12 @@ from typing import Any, Protocol
 import orjson
 
 from dashboard.domain.attention import attention
-from dashboard.live.messages import stream_advanced, stream_group
 from dashboard.observability.metrics import PUBLISH_LATENCY, timed_async
 
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
 DEFAULT_PREFIX = "rollouts-ui:"
 DEFAULT_CONTROLLER = "argo-rollouts"
-DOORBELL_SECONDS = 0.02  # at most ~50 doorbells a second, however often the watcher publishes
 
 
 class BusError(Exception):
@@ -44,8 +46,6 @@ class StreamTrimmed(Exception):
 
 
 class LiveBus(Protocol):
-    doorbell_group: str  # the channel-layer group its doorbell rings (``messages.stream_group``)
-
     async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str: ...
 
     async def publish_many(
@@ -65,6 +65,8 @@ class LiveBus(Protocol):
     ) -> list[tuple[str, Entry]]: ...
 
     async def last_id(self) -> str: ...
+
+    async def wait_for_entry(self, after: str, timeout: float) -> str | None: ...
 
     async def incarnation(self) -> str: ...
 
@@ -145,69 +147,10 @@ def _dumps(value: Any) -> bytes:
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 
 
-class _Doorbell:
-    """Rings the followers' group after a write: one message per publish at most, never one per rollout
-    or page, and no more than one per ``DOORBELL_SECONDS`` (a busy watcher publishes a batch every few
-    milliseconds; each ring costs channel-layer round trips). A ring is sent by the event loop once the
-    interval has passed, carrying the latest id; rings that arrive meanwhile join it. ``close`` of the bus
-    sends one still waiting."""
-
-    def __init__(self, channel_layer: Any, group: str) -> None:
-        self.layer: Any = channel_layer
-        self.group = group
-        self._latest: str | None = None
-        self._busy = False  # a send is in flight or scheduled: it will carry ``_latest``
-        self._last = float("-inf")
-        self._timer: asyncio.TimerHandle | None = None
-        self._sending: asyncio.Future[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def ring(self, stream_id: str) -> None:
-        """Note that the stream reached ``stream_id``; the running event loop sends it (never awaited
-        here: a publisher must not wait for the channel layer's round trips before its next batch)."""
-        if self.layer is None:
-            return
-        self._latest = stream_id
-        loop = asyncio.get_running_loop()
-        if self._busy and self._loop is loop:
-            return  # the send scheduled or in flight carries it
-        # (A send scheduled on a loop that has since ended, as ``async_to_sync`` callers' do, is replaced.)
-        self._busy, self._loop = True, loop
-        wait = max(0.0, self._last + DOORBELL_SECONDS - time.monotonic())
-        self._timer = loop.call_later(wait, self._send_later)
-
-    def _send_later(self) -> None:
-        self._timer = None
-        self._sending = asyncio.ensure_future(self._send())
-
-    async def settle(self) -> None:
-        """Send a ring that is waiting for its interval now (before the layer is closed)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-            await self._send()
-        elif self._sending is not None and not self._sending.done():
-            await self._sending
-
-    async def _send(self) -> None:
-        try:
-            while self._latest is not None:
-                stream_id, self._latest = self._latest, None
-                self._last = time.monotonic()
-                try:
-                    await self.layer.group_send(self.group, dict(stream_advanced(stream_id)))
-                except Exception:  # the doorbell may fail; the stream still has the update
-                    log.warning("doorbell to %s failed", self.group, exc_info=True)
-        finally:
-            self._busy = False
-
-
 class RedisBus:
     """Snapshots in a hash, fleet rows in a hash, updates in a capped stream — all under one prefix."""
 
-    def __init__(
-        self, url: str, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000, channel_layer: Any = None
-    ) -> None:
+    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000) -> None:
         self.url = url
         self.prefix = prefix
         self.maxlen = maxlen
@@ -216,8 +159,6 @@ class RedisBus:
         self.stream_key = f"{prefix}stream"
         self.clusters_key = f"{prefix}clusters"
         self.epoch_key = f"{prefix}epoch"
-        self.doorbell_group = stream_group(prefix)
-        self._doorbell = _Doorbell(channel_layer, self.doorbell_group)
         # redis.asyncio clients belong to one event loop; keep one per loop.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
@@ -234,7 +175,6 @@ class RedisBus:
         return client
 
     async def close(self) -> None:
-        await self._doorbell.settle()
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.aclose()
@@ -269,9 +209,7 @@ class RedisBus:
                 results = await pipe.execute()
         except redis.RedisError as error:
             raise BusError(f"publishing to Redis failed: {error}") from error
-        ids = [_text(stream_id) for stream_id in results[2:]]
-        self._doorbell.ring(ids[-1])
-        return ids
+        return [_text(stream_id) for stream_id in results[2:]]
 
     async def remove(self, key: str) -> str:
         import redis
@@ -285,9 +223,7 @@ class RedisBus:
                 results = await pipe.execute()
         except redis.RedisError as error:
             raise BusError(f"removing {key} from Redis failed: {error}") from error
-        stream_id = _text(results[2])
-        self._doorbell.ring(stream_id)
-        return stream_id
+        return _text(results[2])
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:
         raw = await self._call("hget", self.snap_key, key)
@@ -341,6 +277,22 @@ class RedisBus:
         last = await self._call("xrevrange", self.stream_key, "+", "-", 1)
         return _text(last[0][0]) if last else "0-0"
 
+    async def wait_for_entry(self, after: str, timeout: float) -> str | None:
+        """The id of an entry newer than ``after``: at once when the stream holds one, else as soon as one
+        is written (Redis answers a blocking ``XREAD`` then), or None after ``timeout`` seconds."""
+        import redis
+
+        parse_id(after)
+        block = max(1, int(timeout * 1000))
+        try:
+            found = await self._redis().xread({self.stream_key: after}, count=1, block=block)
+        except redis.RedisError as error:
+            raise BusError(f"waiting for the stream failed: {error}") from error
+        for _, entries in found or ():
+            for stream_id, _fields in entries:
+                return _text(stream_id)
+        return None
+
     async def incarnation(self) -> str:
         """Changes whenever the store may have lost what was written: Redis restarted (its ``run_id``;
         also a failover to another server) or the bus's keys were flushed (the epoch key, set once per
@@ -379,11 +331,9 @@ class MemoryBus:
     _stores: dict[str, _MemoryStore] = {}
     _stores_lock = threading.Lock()
 
-    def __init__(self, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000, channel_layer: Any = None):
+    def __init__(self, *, prefix: str = DEFAULT_PREFIX, maxlen: int = 10_000):
         with self._stores_lock:
             self._store = self._stores.setdefault(prefix, _MemoryStore(maxlen))
-        self.doorbell_group = stream_group(prefix)
-        self._doorbell = _Doorbell(channel_layer, self.doorbell_group)
 
     async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
         return (await self.publish_many([(view, events)]))[0]
@@ -399,15 +349,11 @@ class MemoryBus:
             entry = {"key": key, "op": "update", "view": view_copy, "row": row,
                      "events": json.loads(_dumps(list(events)))}
             written.append(self._store.write(key, view_copy, row, entry))
-        if written:
-            self._doorbell.ring(written[-1])
         return written
 
     async def remove(self, key: str) -> str:
-        stream_id = self._store.write(key, None, None, {"key": key, "op": "remove", "view": None,
-                                                          "row": None, "events": []})
-        self._doorbell.ring(stream_id)
-        return stream_id
+        return self._store.write(key, None, None, {"key": key, "op": "remove", "view": None, "row": None,
+                                                   "events": []})
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:
         with self._store.lock:
@@ -436,6 +382,25 @@ class MemoryBus:
         with self._store.lock:
             return self._store.stream[-1][0] if self._store.stream else "0-0"
 
+    async def wait_for_entry(self, after: str, timeout: float) -> str | None:
+        position = parse_id(after)
+        store, woken = self._store, asyncio.Event()
+        waiter = (asyncio.get_running_loop(), woken)
+        with store.lock:
+            store.waiters.add(waiter)  # in the same hold as the look: a write after it wakes this
+            newest = store.stream[-1][0] if store.stream else "0-0"
+        try:
+            if parse_id(newest) <= position:
+                async with asyncio.timeout(timeout):
+                    await woken.wait()
+        except TimeoutError:
+            return None
+        finally:
+            with store.lock:
+                store.waiters.discard(waiter)
+                newest = store.stream[-1][0] if store.stream else "0-0"
+        return newest if parse_id(newest) > position else None
+
     async def incarnation(self) -> str:
         return "memory"  # the process's own store is never lost while the process lives
 
@@ -455,6 +420,9 @@ class _MemoryStore:
         self.rows: dict[str, dict[str, Any]] = {}
         self.stream: deque[tuple[str, Entry]] = deque(maxlen=maxlen)
         self.clusters: dict[str, dict[str, Any]] = {}
+        # Readers waiting for the next write, each on its own event loop (the watcher and the web server
+        # may run on different threads in embedded mode).
+        self.waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._last = (0, 0)
 
     def write(self, key: str, view: dict[str, Any] | None, row: dict[str, Any] | None, entry: Entry) -> str:
@@ -469,18 +437,23 @@ class _MemoryStore:
             self._last = (ms, 0) if ms > self._last[0] else (self._last[0], self._last[1] + 1)
             stream_id = f"{self._last[0]}-{self._last[1]}"
             self.stream.append((stream_id, entry))
+            for loop, woken in list(self.waiters):
+                try:
+                    loop.call_soon_threadsafe(woken.set)
+                except RuntimeError:  # its loop has closed: nobody waits there any more
+                    self.waiters.discard((loop, woken))
             return stream_id
 
 
-def get_bus(*, channel_layer: Any | None = None, prefix: str | None = None) -> LiveBus:
+def get_bus(*, prefix: str | None = None) -> LiveBus:
     """The bus the settings ask for: Redis when ``REDIS_URL`` is set, else the in-process one."""
     from django.conf import settings
 
     prefix = prefix if prefix is not None else str(getattr(settings, "LIVE_REDIS_PREFIX", DEFAULT_PREFIX))
     maxlen = settings.LIVE_STREAM_MAXLEN
     if settings.REDIS_URL:
-        return RedisBus(settings.REDIS_URL, prefix=prefix, maxlen=maxlen, channel_layer=channel_layer)
-    return MemoryBus(prefix=prefix, maxlen=maxlen, channel_layer=channel_layer)
+        return RedisBus(settings.REDIS_URL, prefix=prefix, maxlen=maxlen)
+    return MemoryBus(prefix=prefix, maxlen=maxlen)
 
 
 def _entry(fields: Mapping[Any, Any]) -> Entry:

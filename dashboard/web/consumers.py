@@ -18,7 +18,7 @@ Protocol (JSON text frames):
 
 The process's stream follower (``dashboard.web.follower``) reads each new range of the bus stream once;
 fleet pages read its shared log from their own place, rollout pages get their rollout's entries in a
-mailbox; the channel layer's doorbell only wakes the follower (sockets join no channel-layer group). A
+mailbox; the bus wakes the follower (sockets join no channel-layer group). A
 page takes the latest state per rollout, so a slow browser costs nothing but its own staleness; a fleet
 page is sent at most one update per ``FLEET_FRAME_SECONDS`` (what arrived meanwhile goes in the next). A
 fleet page that fell behind the log, or a resume from an id older than it, reads its gap from the bus;
@@ -181,7 +181,7 @@ class _LiveConsumer(AsyncWebsocketConsumer):
 
     async def start(self, resume: str | None) -> None:
         """Subscribe first, then read the snapshot (or the gap): nothing in between can be missed."""
-        self.follower = follower_for(data.bus(), _note_events, self.channel_layer)
+        self.follower = follower_for(data.bus(), _note_events)
         self.subscription = await self.follower.subscribe(self.key)
         if resume is None or not await self.resume_from(resume):
             await self.send_snapshot()

@@ -26,7 +26,7 @@ _bus: LiveBus | None = None
 
 
 def bus() -> LiveBus:
-    """The process's bus reader (readers never ring the doorbell, so no channel layer)."""
+    """The process's bus reader."""
     global _bus
     if _bus is None:
         _bus = get_bus()

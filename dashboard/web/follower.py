@@ -2,9 +2,10 @@
 
 Two hundred open pages must not mean two hundred stream reads per change: that ran Redis's connection pool
 dry and kept it dry with retries. Instead the process's ``StreamFollower`` (one per event loop) reads each
-new range of the stream once — woken by the channel-layer doorbell, which it receives on the process's one
-channel in the bus's group (sockets join no group), and polling every few seconds in case a doorbell was
-dropped — and hands the entries to the subscribed consumers in-process. A ``Subscription`` is a bounded
+new range of the stream once — woken by the bus itself (``wait_for_entry``: one blocking read in Redis per
+process, however many pages are open), at most every ``WAKE_SECONDS`` so a busy stream is read in batches,
+and polling every few seconds should that wait fail — and hands the entries to the subscribed consumers
+in-process. A ``Subscription`` is a bounded
 mailbox: it keeps only the latest entry per rollout (plus a capped list of timeline events), so a slow
 browser costs memory bounded by the fleet's size and never slows the follower or the other pages.
 
@@ -38,9 +39,9 @@ log = logging.getLogger(__name__)
 Id = tuple[int, int]
 READ_BATCH = 1000
 BUFFER = 2000  # recent entries kept for resuming pages (~10-30 s of a busy fleet)
-POLL_SECONDS = 2.0  # read even without a doorbell: the channel layer may drop them under load
+POLL_SECONDS = 2.0  # read even without a wake-up (the wait failed), and the longest one blocking wait
+WAKE_SECONDS = 0.02  # at most ~50 reads a second, however often the watcher publishes
 RETRY_SECONDS = 1.0
-REJOIN_SECONDS = 600.0  # re-join the doorbell group this often: channel layers expire group members
 EVENTS_KEPT = 200  # timeline events queued for one slow page (its page document carries the timeline)
 
 
@@ -151,11 +152,12 @@ class StreamFollower:
         self,
         bus: LiveBus,
         on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None,
-        channel_layer: Any = None,
+        *,
+        wake_on_writes: bool = True,
     ):
         self.bus = bus
         self.on_entries = on_entries
-        self.channel_layer = channel_layer
+        self.wake_on_writes = wake_on_writes  # off: only ``ring`` and the poll wake it (tests)
         self.cursor: Id = (0, 0)  # the last id read
         self.reads = 0
         self._log = _Log((0, 0))
@@ -249,7 +251,7 @@ class StreamFollower:
             return self._log.prepend(since, gap)
 
     def ring(self, stream_id: str | None = None) -> None:
-        """The doorbell: the stream has reached ``stream_id`` (read unless already past it)."""
+        """The stream has reached ``stream_id``: read it (unless already past it)."""
         try:
             if stream_id is not None and parse_id(stream_id) <= self.cursor:
                 return
@@ -266,29 +268,23 @@ class StreamFollower:
         self._log = _Log(self.cursor)
         self._wake.clear()
         self._task = asyncio.create_task(self._run())
-        if self.channel_layer is not None:
+        if self.wake_on_writes:
             self._listener = asyncio.create_task(self._listen())
 
     async def _listen(self) -> None:
-        """Receive the bus's doorbells on this process's one channel and ring on each."""
-        layer, group, channel = self.channel_layer, self.bus.doorbell_group, ""
-        try:
-            while True:
-                try:
-                    channel = channel or await layer.new_channel()
-                    await layer.group_add(group, channel)
-                    async with asyncio.timeout(REJOIN_SECONDS):
-                        while True:
-                            self.ring((await layer.receive(channel)).get("stream_id"))
-                except TimeoutError:
-                    continue
-                except Exception:  # the layer's store is down: the follower polls until it is back
-                    log.warning("the live bus's doorbell failed; polling until it is back", exc_info=True)
-                    await asyncio.sleep(RETRY_SECONDS)
-        finally:
-            if channel:
-                with contextlib.suppress(Exception):
-                    await layer.group_discard(group, channel)
+        """Ring whenever the stream holds an entry past the cursor: the bus answers as soon as one is
+        written. Then give the follower ``WAKE_SECONDS`` to read, so that the writes of a busy watcher are
+        read in batches (and a wait from a cursor not yet moved does not spin)."""
+        while True:
+            try:
+                newer = await self.bus.wait_for_entry(_format(self.cursor), POLL_SECONDS)
+            except BusError:  # the store is down: the follower polls until it is back
+                log.warning("waiting for the live bus's stream failed; polling", exc_info=True)
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+            if newer is not None:
+                self.ring(newer)
+                await asyncio.sleep(WAKE_SECONDS)
 
     async def _run(self) -> None:
         try:
@@ -355,13 +351,11 @@ _followers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, StreamFollower]
 
 
 def follower_for(
-    bus: LiveBus,
-    on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None,
-    channel_layer: Any = None,
+    bus: LiveBus, on_entries: Callable[[Sequence[tuple[str, Entry]]], None] | None = None
 ) -> StreamFollower:
     """The running loop's follower of ``bus`` (a new one when the process switched buses, as tests do)."""
     loop = asyncio.get_running_loop()
     follower = _followers.get(loop)
     if follower is None or follower.bus is not bus:
-        follower = _followers[loop] = StreamFollower(bus, on_entries, channel_layer)
+        follower = _followers[loop] = StreamFollower(bus, on_entries)
     return follower

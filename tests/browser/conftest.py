@@ -165,8 +165,6 @@ class WatcherThread:
         self.task: Any = None
 
     def start(self) -> None:
-        from channels.layers import get_channel_layer
-
         from dashboard.history.recorder import Recorder
         from dashboard.kube.connection import KubeApi
         from dashboard.kube.watcher import Watcher
@@ -178,7 +176,7 @@ class WatcherThread:
             recorder = Recorder().start()
             watcher = Watcher(
                 self.cluster,
-                bus=get_bus(channel_layer=get_channel_layer()),
+                bus=get_bus(),
                 lease=MemoryLease(),
                 recorder=recorder,
             )

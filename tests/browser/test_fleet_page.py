@@ -11,12 +11,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _publish(views: list[dict[str, Any]]) -> None:
-    from channels.layers import get_channel_layer
-
     from dashboard.live.bus import get_bus
 
     async def write() -> None:
-        bus = get_bus(channel_layer=get_channel_layer())
+        bus = get_bus()
         await bus.publish_many([(v, []) for v in views])
         await bus.close()  # type: ignore[attr-defined]
 

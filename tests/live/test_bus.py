@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from typing import Any
 
 import pytest
-from channels.layers import InMemoryChannelLayer
 
 from dashboard.live.bus import LiveBus, MemoryBus, RedisBus, StreamTrimmed, fleet_row
-from dashboard.live.messages import STREAM_ADVANCED, stream_group
 
 
 def view(name: str = "web", **overrides: Any) -> dict[str, Any]:
@@ -28,10 +27,10 @@ def view(name: str = "web", **overrides: Any) -> dict[str, Any]:
 
 @pytest.fixture(params=["redis", "memory"])
 def make_bus(request: pytest.FixtureRequest, redis_url: str, redis_prefix: str) -> Any:
-    def make(maxlen: int = 1000, layer: Any = None) -> LiveBus:
+    def make(maxlen: int = 1000) -> LiveBus:
         if request.param == "redis":
-            return RedisBus(redis_url, prefix=redis_prefix, maxlen=maxlen, channel_layer=layer)
-        return MemoryBus(prefix=f"mem-{uuid.uuid4().hex}", maxlen=maxlen, channel_layer=layer)
+            return RedisBus(redis_url, prefix=redis_prefix, maxlen=maxlen)
+        return MemoryBus(prefix=f"mem-{uuid.uuid4().hex}", maxlen=maxlen)
 
     return make
 
@@ -93,38 +92,33 @@ async def test_a_bad_stream_id_is_a_clear_error(make_bus: Any) -> None:
         await make_bus().read_since("yesterday")
 
 
-async def test_it_rings_the_doorbell_once_per_publish_after_writing(make_bus: Any) -> None:
-    layer = InMemoryChannelLayer()
-    follower_channel = await layer.new_channel()
-    bus = make_bus(layer=layer)
-    await layer.group_add(bus.doorbell_group, follower_channel)
+async def test_a_reader_waiting_for_the_stream_is_woken_by_the_next_write(make_bus: Any) -> None:
+    bus = make_bus()
+    before = await bus.last_id()
+    waiting = asyncio.create_task(bus.wait_for_entry(before, 5.0))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()  # nothing newer yet
     ids = await bus.publish_many([(view("a"), []), (view("b"), [])])
-    message = await layer.receive(follower_channel)
-    assert message == {"type": STREAM_ADVANCED, "stream_id": ids[-1]}
-    written = [entry["key"] for _, entry in await bus.read_since("0-0")]
-    assert written == ["prod/shop/a", "prod/shop/b"]  # before the bell
-    with pytest.raises(TimeoutError):
-        await asyncio.wait_for(layer.receive(follower_channel), 0.2)  # one bell, not one per rollout
+    woken_by = await asyncio.wait_for(waiting, 2.0)
+    assert woken_by in ids
+    written = [entry["key"] for _, entry in await bus.read_since(before)]
+    assert written == ["prod/shop/a", "prod/shop/b"]  # both readable once it is woken
 
 
-async def test_rings_close_together_are_coalesced_and_the_last_carries_the_latest_id(make_bus: Any) -> None:
-    layer = InMemoryChannelLayer()
-    follower_channel = await layer.new_channel()
-    bus = make_bus(layer=layer)
-    await layer.group_add(bus.doorbell_group, follower_channel)
-    ids = [await bus.publish(view(name), []) for name in "abcde"]  # well within DOORBELL_SECONDS
-    bells = [(await asyncio.wait_for(layer.receive(follower_channel), 1))["stream_id"]]
-    while bells[-1] != ids[-1]:
-        bells.append((await asyncio.wait_for(layer.receive(follower_channel), 1))["stream_id"])
-    assert len(bells) <= 2  # at most one at once and one after the interval, not one per publish
-    with pytest.raises(TimeoutError):
-        await asyncio.wait_for(layer.receive(follower_channel), 0.1)
+async def test_waiting_from_behind_the_stream_returns_at_once(make_bus: Any) -> None:
+    bus = make_bus()
+    first = await bus.publish(view("a"), [])
+    await bus.publish(view("b"), [])
+    assert await asyncio.wait_for(bus.wait_for_entry("0-0", 5.0), 1.0) is not None
+    assert await asyncio.wait_for(bus.wait_for_entry(first, 5.0), 1.0) is not None
 
 
-def test_doorbell_groups_are_short_ascii_and_differ_per_prefix() -> None:
-    group = stream_group("rollouts-ui:" + "x" * 200)
-    assert group.startswith("stream.") and len(group) == 23 and group.isascii()
-    assert stream_group("a:") != stream_group("b:")
+async def test_waiting_at_the_end_of_a_quiet_stream_gives_up_after_its_timeout(make_bus: Any) -> None:
+    bus = make_bus()
+    last = await bus.publish(view("a"), [])
+    assert await bus.wait_for_entry(last, 0.1) is None
+    with pytest.raises(ValueError, match="not a stream id"):
+        await bus.wait_for_entry("yesterday", 0.1)
 
 
 def test_fleet_rows_tolerate_missing_fields() -> None:
@@ -133,26 +127,23 @@ def test_fleet_rows_tolerate_missing_fields() -> None:
     assert row["labels"] == {}
 
 
-def test_a_bus_used_again_from_a_new_event_loop_still_rings() -> None:
-    layer = InMemoryChannelLayer()
-    bus = MemoryBus(prefix=f"mem-{uuid.uuid4().hex}", channel_layer=layer)
-
-    async def join() -> str:
-        channel = await layer.new_channel()
-        await layer.group_add(bus.doorbell_group, channel)
-        return channel
-
-    async def publish_and_hear(channel: str) -> tuple[str, list[str]]:
-        stream_id = await bus.publish(view("b"), [])
-        heard = [(await asyncio.wait_for(layer.receive(channel), 1))["stream_id"]]
-        while heard[-1] != stream_id:
-            heard.append((await asyncio.wait_for(layer.receive(channel), 1))["stream_id"])
-        return stream_id, heard
-
-    channel = asyncio.run(join())
-    asyncio.run(bus.publish(view("a"), []))  # as from async_to_sync: the loop may end before it rings
-    stream_id, heard = asyncio.run(publish_and_hear(channel))
-    assert heard[-1] == stream_id
+def test_the_in_process_bus_wakes_a_reader_on_another_threads_event_loop() -> None:
+    """Embedded mode: the watcher and the web server may run their loops on different threads."""
+    bus = MemoryBus(prefix=f"mem-{uuid.uuid4().hex}")
+    last = asyncio.run(bus.publish(view("a"), []))
+    woken: list[str | None] = []
+    reader = threading.Thread(target=lambda: woken.append(asyncio.run(bus.wait_for_entry(last, 5.0))))
+    reader.start()
+    try:
+        for _ in range(500):  # until the reader waits (5 s at most)
+            if bus._store.waiters:
+                break
+            threading.Event().wait(0.01)
+        written = asyncio.run(bus.publish(view("b"), []))
+    finally:
+        reader.join(5.0)
+    assert woken == [written]
+    assert not bus._store.waiters  # a reader that was woken leaves no trace
 
 
 async def test_the_incarnation_is_stable_until_the_bus_keys_are_flushed(

@@ -5,7 +5,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
@@ -34,7 +33,7 @@ async def test_anonymous_sockets_are_refused(live_bus: Any) -> None:
 
 
 async def test_the_rollout_socket_sends_the_snapshot_then_updates(live_bus: Any) -> None:
-    writer = get_bus(channel_layer=get_channel_layer())
+    writer = get_bus()
     await writer.publish(samples.rerender_race(), [])
     ws = await _open("/ws/rollouts/prod-eu/shop/checkout/")
     snapshot = await ws.receive_json_from(timeout=3)
@@ -64,7 +63,7 @@ async def test_the_rollout_socket_sends_the_snapshot_then_updates(live_bus: Any)
 
 
 async def test_a_resumed_socket_gets_only_what_it_missed(live_bus: Any) -> None:
-    writer = get_bus(channel_layer=get_channel_layer())
+    writer = get_bus()
     first = await writer.publish(samples.rerender_race(), [])
     await writer.publish(samples.rerender_race() | {"step": "1/5", "currentStepIndex": 1}, [])
     ws = await _open("/ws/rollouts/prod-eu/shop/checkout/", hello={"resume": first})
@@ -76,7 +75,7 @@ async def test_a_resumed_socket_gets_only_what_it_missed(live_bus: Any) -> None:
 
 
 async def test_a_resume_id_from_a_reset_bus_gets_a_snapshot(live_bus: Any) -> None:
-    writer = get_bus(channel_layer=get_channel_layer())
+    writer = get_bus()
     await writer.publish(samples.rerender_race(), [])
     ws = await _open("/ws/rollouts/prod-eu/shop/checkout/", hello={"resume": "99999999999999-0"})
     assert (await ws.receive_json_from(timeout=3))["type"] == "snapshot"
@@ -91,7 +90,7 @@ async def test_a_garbage_hello_is_treated_as_no_resume(live_bus: Any) -> None:
 
 
 async def test_the_fleet_socket_coalesces_updates_per_rollout(live_bus: Any) -> None:
-    writer = get_bus(channel_layer=get_channel_layer())
+    writer = get_bus()
     await writer.publish(samples.healthy_canary(), [])
     ws = await _open("/ws/fleet/")
     snapshot = await ws.receive_json_from(timeout=3)

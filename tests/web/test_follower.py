@@ -5,7 +5,6 @@ import uuid
 from typing import Any
 
 import pytest
-from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
@@ -26,7 +25,7 @@ async def _wait_ready(subscription: follower.Subscription) -> None:
 
 
 async def test_one_read_serves_every_subscriber(live_bus: Any) -> None:
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     subscriptions = [await stream.subscribe(None) for _ in range(50)]
     stream_id = await live_bus.publish(_view("a"), [])
     stream.ring(stream_id)
@@ -40,7 +39,7 @@ async def test_one_read_serves_every_subscriber(live_bus: Any) -> None:
 
 
 async def test_a_rollout_subscriber_gets_only_its_rollout(live_bus: Any) -> None:
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     mine = await stream.subscribe("prod-eu/payments/a")
     await live_bus.publish(_view("b"), [])
     last = await live_bus.publish(_view("a"), [{"kind": "step.changed", "title": "Step 1/5"}])
@@ -53,7 +52,7 @@ async def test_a_rollout_subscriber_gets_only_its_rollout(live_bus: Any) -> None
 
 
 async def test_a_slow_subscriber_keeps_only_the_latest_entry_per_rollout(live_bus: Any) -> None:
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     slow = await stream.subscribe(None)
     for step in ("1/5", "2/5", "3/5"):
         await live_bus.publish(_view("a", step), [])
@@ -70,7 +69,7 @@ async def test_a_slow_subscriber_keeps_only_the_latest_entry_per_rollout(live_bu
 
 
 async def test_entries_a_snapshot_already_covers_are_not_sent_again(live_bus: Any) -> None:
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     subscription = await stream.subscribe(None)
     covered = await live_bus.publish(_view("a"), [])
     newer = await live_bus.publish(_view("b"), [])
@@ -81,31 +80,31 @@ async def test_entries_a_snapshot_already_covers_are_not_sent_again(live_bus: An
     stream.unsubscribe(subscription)
 
 
-async def test_a_doorbell_it_has_already_read_past_causes_no_read(live_bus: Any) -> None:
-    stream = StreamFollower(live_bus)
+async def test_a_ring_it_has_already_read_past_causes_no_read(live_bus: Any) -> None:
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     subscription = await stream.subscribe(None)
     stream_id = await live_bus.publish(_view("a"), [])
     stream.ring(stream_id)
     await _wait_ready(subscription)
-    for _ in range(100):  # the same doorbell, passed on by a hundred sockets
+    for _ in range(100):  # the same news, a hundred times
         stream.ring(stream_id)
     await asyncio.sleep(0.1)
     assert stream.reads == 1
     stream.unsubscribe(subscription)
 
 
-async def test_it_reads_without_a_doorbell(live_bus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_it_reads_without_being_woken(live_bus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(follower, "POLL_SECONDS", 0.05)
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     subscription = await stream.subscribe(None)
-    await live_bus.publish(_view("a"), [])  # the doorbell was lost
+    await live_bus.publish(_view("a"), [])  # nobody rings: the poll reads it
     await _wait_ready(subscription)
     stream.unsubscribe(subscription)
 
 
 async def test_a_recent_resume_is_replayed_from_the_buffer(live_bus: Any) -> None:
     before = await live_bus.publish(_view("a"), [])  # written before the follower started
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     keeper = await stream.subscribe(None)
     seen = await live_bus.publish(_view("a"), [])
     missed = await live_bus.publish(_view("b"), [])
@@ -128,7 +127,7 @@ async def test_a_new_follower_reads_the_gap_before_its_start_once_for_every_resu
     # A restarted web process: every page resumes from an id written before its follower started.
     seen = await live_bus.publish(_view("a"), [])
     missed = [await live_bus.publish(_view(name), []) for name in ("b", "c")]
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     keeper = await stream.subscribe(None)
     newer = await live_bus.publish(_view("d"), [])
     stream.ring(newer)
@@ -158,7 +157,7 @@ async def test_a_gap_longer_than_the_buffer_is_left_to_each_page(
     first = await live_bus.publish(_view("a"), [])
     for name in ("b", "c", "d"):
         await live_bus.publish(_view(name), [])
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     resumer = await stream.subscribe(None)
     assert not await stream.backfill(first)
     assert not stream.replay(resumer, first)  # the consumer reads its gap from the bus, as before
@@ -168,7 +167,7 @@ async def test_a_gap_longer_than_the_buffer_is_left_to_each_page(
 
 async def test_the_buffer_forgets_the_oldest_entries(live_bus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(follower, "BUFFER", 2)
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     subscription = await stream.subscribe(None)
     ids = [await live_bus.publish(_view(name), []) for name in ("a", "b", "c", "d")]
     stream.ring(ids[-1])
@@ -185,7 +184,7 @@ async def test_a_fleet_page_that_fell_behind_the_log_is_told_so(
     live_bus: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(follower, "BUFFER", 2)
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     idle, busy = await stream.subscribe(None), await stream.subscribe(None)
     ids = []
     for name in ("a", "b", "c"):
@@ -202,7 +201,7 @@ async def test_a_fleet_page_that_fell_behind_the_log_is_told_so(
 async def test_a_trimmed_stream_makes_every_subscriber_reload() -> None:
     bus = MemoryBus(prefix=f"test-{uuid.uuid4().hex}:", maxlen=100)
     await bus.publish(_view("first"), [])
-    stream = StreamFollower(bus)
+    stream = StreamFollower(bus, wake_on_writes=False)
     subscription = await stream.subscribe(None)
     for n in range(150):  # more than the stream keeps, with the follower not reading
         await bus.publish(_view(f"r{n}"), [])
@@ -217,7 +216,7 @@ async def test_a_trimmed_stream_makes_every_subscriber_reload() -> None:
 
 
 async def test_it_stops_when_the_last_subscriber_leaves(live_bus: Any) -> None:
-    stream = StreamFollower(live_bus)
+    stream = StreamFollower(live_bus, wake_on_writes=False)
     first, second = await stream.subscribe(None), await stream.subscribe("prod-eu/payments/a")
     stream.unsubscribe(first)
     await asyncio.sleep(0.05)
@@ -228,7 +227,7 @@ async def test_it_stops_when_the_last_subscriber_leaves(live_bus: Any) -> None:
 
 
 async def test_a_hundred_sockets_cost_one_stream_read_per_change(live_bus: Any) -> None:
-    writer = get_bus(channel_layer=get_channel_layer())
+    writer = get_bus()
     await writer.publish(samples.rerender_race(), [])
     sockets = []
     for n in range(100):
@@ -256,30 +255,41 @@ async def test_a_hundred_sockets_cost_one_stream_read_per_change(live_bus: Any) 
         await ws.disconnect()
 
 
-async def test_the_doorbell_wakes_the_follower_at_once_on_its_one_channel(
+async def test_the_bus_wakes_the_follower_at_once_with_one_wait_per_process(
     live_bus: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(follower, "POLL_SECONDS", 30.0)  # only the doorbell can wake it in time
-    layer = InMemoryChannelLayer()
-    writer = get_bus(channel_layer=layer)  # the same bus as ``live_bus``, ringing ``layer``
-    stream = StreamFollower(live_bus, channel_layer=layer)
+    monkeypatch.setattr(follower, "POLL_SECONDS", 30.0)  # only the bus's wake-up can be in time
+    waiting: list[int] = [0]
+    most = [0]
+    wait_for_entry = live_bus.wait_for_entry
+
+    async def counted(after: str, timeout: float) -> str | None:
+        waiting[0] += 1
+        most[0] = max(most[0], waiting[0])
+        try:
+            return await wait_for_entry(after, timeout)
+        finally:
+            waiting[0] -= 1
+
+    monkeypatch.setattr(live_bus, "wait_for_entry", counted)
+    stream = StreamFollower(live_bus)
     subscriptions = [await stream.subscribe(None) for _ in range(20)]
-    await asyncio.sleep(0.05)  # the follower joins the group
-    assert len(layer.groups[live_bus.doorbell_group]) == 1  # one channel per process, not per page
-    stream_id = await writer.publish(_view("a"), [])
+    await asyncio.sleep(0.05)
+    stream_id = await get_bus().publish(_view("a"), [])  # another process's bus: the watcher's
     await _wait_ready(subscriptions[0])
     assert [i for i, _ in subscriptions[0].take("0-0")[0]] == [stream_id]
+    assert most[0] == 1  # one wait for the process, not one per page
     for subscription in subscriptions:
         stream.unsubscribe(subscription)
     await asyncio.sleep(0.05)
-    assert not layer.groups.get(live_bus.doorbell_group)  # left the group with the last subscriber
+    assert not stream.running and waiting[0] == 0  # the wait ends with the last subscriber
 
 
 async def test_a_socket_resuming_from_before_the_buffer_reads_its_gap(
     live_bus: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(follower, "BUFFER", 1)
-    writer = get_bus(channel_layer=get_channel_layer())
+    writer = get_bus()
     first = await writer.publish(samples.rerender_race(), [])
     keeper = WebsocketCommunicator(URLRouter(websocket_urlpatterns), "/ws/fleet/")
     keeper.scope["user"] = USER

@@ -60,7 +60,6 @@ async def test_a_user_who_may_see_the_rollout_but_not_its_logs_is_refused_and_au
 async def test_a_pod_or_container_the_page_does_not_offer_is_refused_naming_the_field(
     live_bus: Any, settings: Any
 ) -> None:
-    from channels.layers import get_channel_layer
 
     from dashboard.live.bus import get_bus
     from tests.web import samples
@@ -71,7 +70,7 @@ async def test_a_pod_or_container_the_page_does_not_offer_is_refused_naming_the_
             {"revision": 3, "replicaSets": [{"name": "checkout-new", "role": "canary", "pods": [pod]}]}
         ]
     }
-    await get_bus(channel_layer=get_channel_layer()).publish(view, [])
+    await get_bus().publish(view, [])
     settings.RBAC_DEFAULT_ROLE = ""
     user = await sync_to_async(_user_with)("get logs")
     answer, code = await _ask(user, {"pod": "kube-apiserver-node-1"})
