@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 Entry = dict[str, Any]
 DEFAULT_PREFIX = "rollouts-ui:"
 DEFAULT_CONTROLLER = "argo-rollouts"
+SOCKET_TIMEOUT = 5.0  # seconds a Redis answer may take; a blocking wait stays below it
 
 
 class BusError(Exception):
@@ -169,7 +170,7 @@ class RedisBus:
         client = self._clients.get(loop)
         if client is None:
             client = aioredis.Redis.from_url(
-                self.url, socket_timeout=5, socket_connect_timeout=3, health_check_interval=15
+                self.url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=3, health_check_interval=15
             )
             self._clients[loop] = client
         return client
@@ -279,11 +280,12 @@ class RedisBus:
 
     async def wait_for_entry(self, after: str, timeout: float) -> str | None:
         """The id of an entry newer than ``after``: at once when the stream holds one, else as soon as one
-        is written (Redis answers a blocking ``XREAD`` then), or None after ``timeout`` seconds."""
+        is written (Redis answers a blocking ``XREAD`` then), or None after ``timeout`` seconds (at most a
+        second short of the socket timeout, which would otherwise take the silence for a dead server)."""
         import redis
 
         parse_id(after)
-        block = max(1, int(timeout * 1000))
+        block = max(1, int(min(timeout, SOCKET_TIMEOUT - 1) * 1000))
         try:
             found = await self._redis().xread({self.stream_key: after}, count=1, block=block)
         except redis.RedisError as error:

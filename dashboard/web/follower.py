@@ -5,9 +5,9 @@ dry and kept it dry with retries. Instead the process's ``StreamFollower`` (one 
 new range of the stream once — woken by the bus itself (``wait_for_entry``: one blocking read in Redis per
 process, however many pages are open), at most every ``WAKE_SECONDS`` so a busy stream is read in batches,
 and polling every few seconds should that wait fail — and hands the entries to the subscribed consumers
-in-process. A ``Subscription`` is a bounded
-mailbox: it keeps only the latest entry per rollout (plus a capped list of timeline events), so a slow
-browser costs memory bounded by the fleet's size and never slows the follower or the other pages.
+in-process. A ``Subscription`` is a bounded mailbox: it keeps only the latest entry per rollout (plus a
+capped list of timeline events), so a slow browser costs memory bounded by the fleet's size and never slows
+the follower or the other pages.
 
 The follower also keeps the last ``BUFFER`` entries, so a page that resumes from a recent stream id is
 served from memory; one resuming from an older id reads that gap from the bus itself, and one whose id fell
