@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+YIELD_NICENESS = 10
 
 
 class BenchError(Exception):
@@ -60,6 +61,10 @@ class Processes:
 
     directory: Path
     profile_dir: Path | None = None
+    # Roles started at a lower scheduling priority (``nice``): the load generators, so that on a machine
+    # they share with the pipeline the pipeline's processes get a core first, as they would where the API
+    # server and the browsers are other machines (``manage.py bench --yield-harness``).
+    yielding: frozenset[str] = frozenset()
     running: list[Process] = field(default_factory=list)
 
     def start(
@@ -72,6 +77,8 @@ class Processes:
             spy = str(Path(sys.executable).with_name("py-spy"))
             out = self.profile_dir / f"{name}.collapsed.txt"
             args = [spy, "record", "--format", "raw", "--rate", "200", "--output", str(out), "--", *args]
+        if role in self.yielding:
+            args = ["nice", "-n", str(YIELD_NICENESS), *args]  # nice execs the program: the same pid
         with open(log_path, "ab") as log:
             popen = subprocess.Popen(
                 args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True

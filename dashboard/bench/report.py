@@ -531,7 +531,9 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     lines = [
         f"layout {result['layout']}: {result['config']['rollouts']} rollouts, "
         f"{result['config']['clients']} clients, "
-        f"{result['config']['churn']:g} new images/s for {result['config']['seconds']:g}s",
+        f"{result['config']['churn']:g} new images/s for {result['config']['seconds']:g}s"
+        + ("; simulators and clients at a lower priority (--yield-harness)"
+           if result["config"].get("yield_harness") else ""),
         f"ingest: {result['ingest']['changes_per_second']} Kubernetes changes/s "
         f"({result['ingest']['published_per_second']} views published/s)",
         f"end to end (write → client): p50 {e2e['p50']} ms, p95 {e2e['p95']} ms, p99 {e2e['p99']} ms, "

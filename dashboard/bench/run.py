@@ -76,6 +76,7 @@ class BenchConfig:
     restart: bool = True  # restart the web server under the open pages
     profile_dir: Path | None = None
     keep_dir: Path | None = None
+    yield_harness: bool = False  # the simulators and the emulated browsers run at a lower priority
     setup_timeout: float = 900.0
     quiet_timeout: float = 120.0
     seed: int = 1
@@ -139,7 +140,8 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
     config.validate()
     directory = Path(tempfile.mkdtemp(prefix="rollouts-bench-"))
     state = RunState(prefix=f"bench-{uuid.uuid4().hex[:8]}:", directory=directory)
-    processes = Processes(directory, config.profile_dir)
+    yielding = frozenset({"kubesim", "clients"}) if config.yield_harness else frozenset()
+    processes = Processes(directory, config.profile_dir, yielding)
     if config.profile_dir is not None:
         config.profile_dir.mkdir(parents=True, exist_ok=True)
     raw: dict[str, Any] = {}

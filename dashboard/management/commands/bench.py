@@ -48,6 +48,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--profile", metavar="DIR", help="run watchers and web servers under py-spy")
         parser.add_argument("--keep-logs", metavar="DIR", help="copy every process's log here")
+        parser.add_argument(
+            "--yield-harness",
+            action="store_true",
+            help="run the simulators and the emulated browsers at a lower priority (nice 10): the pipeline "
+            "gets a core first, as where they are other machines",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.REDIS_URL:
@@ -68,6 +74,7 @@ class Command(BaseCommand):
             restart=not options["no_restart"],
             profile_dir=Path(options["profile"]) if options["profile"] else None,
             keep_dir=Path(options["keep_logs"]) if options["keep_logs"] else None,
+            yield_harness=options["yield_harness"],
         )
         config.argv = sys.argv[2:]  # type: ignore[attr-defined]  # the report names its command
         if config.profile_dir is not None and not Path(sys.executable).with_name("py-spy").exists():
