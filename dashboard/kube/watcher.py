@@ -155,7 +155,11 @@ class PipelineSettings:
     min_publish_interval: float = 0.1
     publish_burst: int = 3
     batch_size: int = 100  # at most this many views built between two yields to the event loop …
-    batch_seconds: float = 0.01  # … and no more than this long spent building them
+    # … and no more than this long spent building them. Each batch is one Redis round trip, awaited before
+    # the next is built: at 10 ms (about 7 views) a watcher behind was bound by those round trips, not by
+    # its CPU (0.44 cores, a queue of seconds); at 100 ms the full benchmark's write → bus p99 fell from
+    # 9.1 s to 0.42 s (docs/benchmarks.md, "Sixth session"). The watch streams wait at most this long.
+    batch_seconds: float = 0.1
     bus_retry: float = 2.0  # after a failed publish
     bus_log_seconds: float = 30.0  # while Redis is unreachable, say so this often
     # Some findings change with time alone (stuck at step 0, a scale-down deadline passing, a weight fight
