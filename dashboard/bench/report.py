@@ -112,10 +112,12 @@ def machine_cpu_text(machine: dict[str, Any]) -> str:
     )
 
 
-def _machine_cpu(samples: list[dict[str, Any]], start: float, end: float) -> dict[str, Any]:
+def _machine_cpu(
+    samples: list[dict[str, Any]], start: float, end: float, processes: dict[str, float]
+) -> dict[str, Any]:
     """How full the machine was during the churn: its busy cores on average (of ``cores``), and how many
-    of them the measured processes do not account for (Redis, PostgreSQL, the harness, the kernel). A
-    machine near full makes every process wait for a core, so latency is then a queue, not a cost."""
+    of them the measured ``processes`` (``_cpu``'s cores each) do not account for (Redis, PostgreSQL, the
+    harness, the kernel). A machine near full makes every process wait for a core."""
     inside = [s for s in samples if start <= s["t"] <= end and s.get("machine")]
     if len(inside) < 2:
         return {}
@@ -123,7 +125,7 @@ def _machine_cpu(samples: list[dict[str, Any]], start: float, end: float) -> dic
     busy = last["machine"]["busy_s"] - first["machine"]["busy_s"]
     idle = last["machine"]["idle_s"] - first["machine"]["idle_s"]
     span = last["t"] - first["t"]
-    measured = sum(_cpu(inside, start, end).values())
+    measured = sum(processes.values())
     return {
         "cores": os.cpu_count(),
         "busy_cores": round(busy / span, 2),
@@ -250,6 +252,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
     churned = raw["churn"]
     start, end = churned.started, churned.ended
     window = max(end - start, 1e-9)
+    cores = _cpu(raw["samples"], start, end)
     reports = raw["clients"]["reports"]
     logs = [
         ClientLog([parse_stream_id(m[0]) for m in r["messages"]], [float(m[1]) for m in r["messages"]])
@@ -309,8 +312,8 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
                 for s in raw["samples"]
             ],
         },
-        "cpu_cores_during_churn": _cpu(raw["samples"], start, end),
-        "machine_cpu_during_churn": _machine_cpu(raw["samples"], start, end),
+        "cpu_cores_during_churn": cores,
+        "machine_cpu_during_churn": _machine_cpu(raw["samples"], start, end, cores),
         "limits": raw.get("limits", {}),
         "scale_out": {
             "layout": config.layout,

@@ -84,7 +84,7 @@ def test_the_machines_cpu_says_how_full_it_was_and_what_the_measured_processes_l
         return {"t": t, "machine": machine, "processes": {"watcher": {"cpu_s": watcher}}}
 
     samples = [sample(0.0, 100.0, 50.0, 10.0), sample(10.0, 119.0, 51.0, 15.0), sample(20, 138.0, 52.0, 20.0)]
-    machine = _machine_cpu(samples, 0.0, 20.0)
+    machine = _machine_cpu(samples, 0.0, 20.0, {"watcher": 0.5})
     assert machine["busy_cores"] == 1.9  # 38 busy seconds in 20
     assert machine["busy_fraction"] == 0.95
     assert machine["unaccounted_cores"] == 1.4  # the watcher used 0.5 of them
@@ -94,5 +94,5 @@ def test_the_machines_cpu_says_how_full_it_was_and_what_the_measured_processes_l
 def test_a_run_without_machine_samples_says_it_was_not_measured() -> None:
     from dashboard.bench.report import _machine_cpu, machine_cpu_text
 
-    assert _machine_cpu([{"t": 0.0, "processes": {}}], 0.0, 1.0) == {}
+    assert _machine_cpu([{"t": 0.0, "processes": {}}], 0.0, 1.0, {}) == {}
     assert machine_cpu_text({}).endswith("not measured (no /proc/stat)")
