@@ -16,6 +16,7 @@ enough).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -23,7 +24,7 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -148,6 +149,29 @@ def _dumps(value: Any) -> bytes:
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 
 
+def resume_cancellation() -> None:
+    """Raise the running task's cancellation if something below it swallowed it. On Python 3.11 a Redis
+    call can: redis-py's ``asyncio.wait_for`` around a socket write returns the write's result when the
+    cancellation lands in the same tick (CPython gh-86296), and a cancelled loop of Redis calls (a web
+    process's stream follower, the watcher's publisher) then ran on and hung its event loop's shutdown."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+@contextlib.contextmanager
+def _talking_to_redis(what: str) -> Iterator[None]:
+    """Redis's errors as ``BusError`` naming what failed; a swallowed cancellation raised again."""
+    import redis
+
+    try:
+        yield
+    except redis.RedisError as error:
+        resume_cancellation()
+        raise BusError(f"{what} failed: {error}") from error
+    resume_cancellation()
+
+
 class RedisBus:
     """Snapshots in a hash, fleet rows in a hash, updates in a capped stream — all under one prefix."""
 
@@ -189,8 +213,6 @@ class RedisBus:
     ) -> list[str]:
         if not items:
             return []
-        import redis
-
         keys = [view_key(view) for view, _ in items]
         snapshots: dict[str, bytes] = {}
         rows: dict[str, bytes] = {}
@@ -200,7 +222,7 @@ class RedisBus:
             snapshots[key], rows[key] = view_json, row_json
             entries.append({"key": key, "op": "update", "view": view_json, "row": row_json,
                             "events": _dumps(list(events))})
-        try:
+        with _talking_to_redis("publishing to Redis"):
             async with self._redis().pipeline(transaction=True) as pipe:
                 # Two HSETs for the whole batch (a key's latest view wins), then one entry per view.
                 pipe.hset(self.snap_key, mapping=snapshots)
@@ -208,22 +230,16 @@ class RedisBus:
                 for fields in entries:
                     pipe.xadd(self.stream_key, fields, maxlen=self.maxlen, approximate=True)
                 results = await pipe.execute()
-        except redis.RedisError as error:
-            raise BusError(f"publishing to Redis failed: {error}") from error
         return [_text(stream_id) for stream_id in results[2:]]
 
     async def remove(self, key: str) -> str:
-        import redis
-
-        try:
+        with _talking_to_redis(f"removing {key} from Redis"):
             async with self._redis().pipeline(transaction=True) as pipe:
                 pipe.hdel(self.snap_key, key)
                 pipe.hdel(self.fleet_key, key)
                 pipe.xadd(self.stream_key, {"key": key, "op": "remove", "events": "[]"},
                           maxlen=self.maxlen, approximate=True)
                 results = await pipe.execute()
-        except redis.RedisError as error:
-            raise BusError(f"removing {key} from Redis failed: {error}") from error
         return _text(results[2])
 
     async def snapshot(self, key: str) -> dict[str, Any] | None:
@@ -231,15 +247,11 @@ class RedisBus:
         return json.loads(raw) if raw else None
 
     async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]:
-        import redis
-
         found: dict[str, dict[str, Any]] = {}
-        try:
+        with _talking_to_redis("reading snapshots from Redis"):
             async for field, raw in self._redis().hscan_iter(self.snap_key, match=f"{_glob(cluster)}/*",
                                                               count=1000):
                 found[_text(field)] = json.loads(raw)
-        except redis.RedisError as error:
-            raise BusError(f"reading snapshots from Redis failed: {error}") from error
         return found
 
     async def fleet(self) -> list[dict[str, Any]]:
@@ -282,14 +294,10 @@ class RedisBus:
         """The id of an entry newer than ``after``: at once when the stream holds one, else as soon as one
         is written (Redis answers a blocking ``XREAD`` then), or None after ``timeout`` seconds (at most a
         second short of the socket timeout, which would otherwise take the silence for a dead server)."""
-        import redis
-
         parse_id(after)
         block = max(1, int(min(timeout, SOCKET_TIMEOUT - 1) * 1000))
-        try:
+        with _talking_to_redis("waiting for the stream"):
             found = await self._redis().xread({self.stream_key: after}, count=1, block=block)
-        except redis.RedisError as error:
-            raise BusError(f"waiting for the stream failed: {error}") from error
         for _, entries in found or ():
             for stream_id, _fields in entries:
                 return _text(stream_id)
@@ -299,16 +307,12 @@ class RedisBus:
         """Changes whenever the store may have lost what was written: Redis restarted (its ``run_id``;
         also a failover to another server) or the bus's keys were flushed (the epoch key, set once per
         store, is gone and set anew)."""
-        import redis
-
-        try:
+        with _talking_to_redis("reading the bus's incarnation from Redis"):
             info = await self._redis().info("server")
             async with self._redis().pipeline(transaction=True) as pipe:
                 pipe.set(self.epoch_key, uuid.uuid4().hex, nx=True)
                 pipe.get(self.epoch_key)
                 _, epoch = await pipe.execute()
-        except redis.RedisError as error:
-            raise BusError(f"reading the bus's incarnation from Redis failed: {error}") from error
         return f"{info.get('run_id', '')}:{_text(epoch)}"
 
     async def report_cluster(self, cluster: str, report: Mapping[str, Any]) -> None:
@@ -319,12 +323,8 @@ class RedisBus:
         return {_text(k): _loads(_text(v)) for k, v in raw.items()}
 
     async def _call(self, command: str, *args: Any) -> Any:
-        import redis
-
-        try:
+        with _talking_to_redis(f"Redis {command.upper()}"):
             return await getattr(self._redis(), command)(*args)
-        except redis.RedisError as error:
-            raise BusError(f"Redis {command.upper()} failed: {error}") from error
 
 
 class MemoryBus:

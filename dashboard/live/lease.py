@@ -19,6 +19,8 @@ import enum
 import uuid
 from typing import Any, Protocol
 
+from dashboard.live.bus import resume_cancellation
+
 _RENEW = """
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
@@ -86,8 +88,10 @@ class RedisLease:
         try:
             result = await self._redis().eval(_RENEW, 1, self.key, self.owner, self.ttl_ms)
         except (redis.RedisError, OSError) as error:
+            resume_cancellation()
             self.error = f"{type(error).__name__}: {error}"
             return LeaseState.UNREACHABLE
+        resume_cancellation()  # the renewal loop must end when its task is cancelled
         self.error = ""
         return LeaseState(int(result))
 

@@ -121,6 +121,25 @@ async def test_waiting_at_the_end_of_a_quiet_stream_gives_up_after_its_timeout(m
         await bus.wait_for_entry("yesterday", 0.1)
 
 
+async def test_a_cancelled_wait_ends_cancelled_whenever_the_cancellation_lands(make_bus: Any) -> None:
+    # On Python 3.11 redis-py can swallow a cancellation that lands while it writes a command (its
+    # ``asyncio.wait_for``, CPython gh-86296): the wait then ran to its end and answered, the follower's
+    # loop went on after its page closed, and the event loop's shutdown hung. Cancel fresh connections'
+    # waits at many instants: each must end cancelled, at the latest when its blocking read ends.
+    answered = []
+    for attempt in range(60):
+        bus = make_bus()
+        waiting = asyncio.create_task(bus.wait_for_entry("0-0", 0.2))  # the stream is empty
+        await asyncio.sleep(attempt * 0.00005)
+        waiting.cancel()
+        await asyncio.wait({waiting}, timeout=2.0)
+        if not waiting.cancelled():
+            answered.append(attempt)
+        if isinstance(bus, RedisBus):
+            await bus.close()
+    assert answered == []
+
+
 def test_fleet_rows_tolerate_missing_fields() -> None:
     row = fleet_row({"cluster": "c", "namespace": "n", "name": "r"})
     assert row["key"] == "c/n/r"
