@@ -84,8 +84,10 @@ CANARY_P95_QUERY = (
 
 
 def _canary_health() -> Obj:
-    """Error rate at most 5 % and p95 latency at most 250 ms, measured on the canary's own pods."""
-    common = {"initialDelay": "5s", "interval": "3s", "count": 3, "failureLimit": 0}
+    """Error rate at most 5 % and p95 latency at most 250 ms, measured on the canary's own pods. The first
+    measurement waits out one query window (10 s), as a template should: before that a young canary's
+    ``rate()`` has too few scrapes, and five such errors in a row abort the rollout."""
+    common = {"initialDelay": "10s", "interval": "3s", "count": 3, "failureLimit": 0}
     return {
         "name": "canary-health",
         "spec": {
