@@ -174,6 +174,18 @@ class PipelineSettings:
 
 
 @dataclass
+class _Batch:
+    """Views built for one publish: what they were built from (the marks of the dirt they clean) and what
+    changed on the bus (new views with their timeline events and digests, removed rollouts)."""
+
+    at: datetime
+    uids: list[str] = field(default_factory=list)
+    built: dict[str, int | None] = field(default_factory=dict)
+    updates: list[tuple[str, dict[str, Any], list[dict[str, Any]], bytes]] = field(default_factory=list)
+    removals: list[str] = field(default_factory=list)
+
+
+@dataclass
 class PipelineStats:
     changes: int = 0
     builds: int = 0
@@ -232,7 +244,9 @@ class Watcher:
         self._dirty: dict[str, int] = {}
         self._dirty_since: dict[str, float] = {}  # monotonic: when each became dirty (its settle window)
         self._marks = 0
-        self._basis: dict[str, dict[str, Any]] = {}  # what timeline_events needs of the last publish
+        # What timeline_events needs of each rollout's last publish, as JSON: a tenth of the memory of the
+        # dicts (44 MB of the watcher's 363 at 10,000 rollouts), decoded only when its view changed.
+        self._basis: dict[str, bytes] = {}
         self._digest: dict[str, bytes] = {}
         self._keys: dict[str, str] = {}
         self._publish_tokens: dict[str, tuple[float, float]] = {}  # uid → (tokens, when counted)
@@ -674,10 +688,7 @@ class Watcher:
                 next_due = ready_at
             if self._settling(uid, now):
                 break
-        while due:
-            done = await self._publish(due)
-            due = due[done:]
-            await asyncio.sleep(0)  # let the watch streams in between batches
+        await self._publish_in_order(due)
         if next_due is not None:
             loop = asyncio.get_running_loop()
             delay = max(0.001, next_due - now)  # (uvloop's timers count whole milliseconds: no spinning)
@@ -685,6 +696,25 @@ class Watcher:
                 if self._timer is not None:
                     self._timer.cancel()
                 self._timer = loop.call_later(delay, self._timer_fired)
+
+    async def _publish_in_order(self, due: list[str]) -> None:
+        """Build and publish ``due`` batch by batch, the next batch built while the last one's publish is
+        in flight: a publish is one Redis round trip, and building only after it returned left the watcher
+        waiting on round trips with its CPU idle. One publish at a time, so the bus gets them in order."""
+        in_flight: asyncio.Task[None] | None = None
+        try:
+            while due:
+                batch = self._build_batch(due)
+                due = due[len(batch.uids) :]
+                if in_flight is not None:
+                    await in_flight
+                in_flight = asyncio.create_task(self._send(batch))
+                await asyncio.sleep(0)  # its request goes out; the watch streams are read in between
+            if in_flight is not None:
+                await in_flight
+        finally:
+            if in_flight is not None and not in_flight.done():
+                in_flight.cancel()  # the flush failed or was cancelled: no publish outlives it
 
     def _tokens(self, uid: str, now: float) -> float:
         burst = float(max(1, self.settings.publish_burst))
@@ -714,30 +744,26 @@ class Watcher:
         self._timer = None
         self._wake.set()
 
-    async def _publish(self, candidates: list[str]) -> int:
-        """Build and publish the first of ``candidates``: as many as fit in one batch (a count and a time
-        budget, so the event loop never stalls long); returns how many were handled."""
-        at = self.clock()
-        updates: list[tuple[str, dict[str, Any], list[dict[str, Any]], bytes]] = []
-        removals: list[str] = []
-        uids: list[str] = []
-        built: dict[str, int | None] = {}  # the marks these views include
+    def _build_batch(self, candidates: list[str]) -> _Batch:
+        """Build the first of ``candidates``: as many as fit in one batch (a count and a time budget, so the
+        event loop never stalls long). Views that did not change are left out of its updates."""
+        batch = _Batch(at=self.clock())
         deadline = time.perf_counter() + self.settings.batch_seconds
         for uid in candidates:
-            if uids and (len(uids) >= self.settings.batch_size or time.perf_counter() > deadline):
+            if batch.uids and (len(batch.uids) >= self.settings.batch_size or time.perf_counter() > deadline):
                 break
-            uids.append(uid)
-            built[uid] = self._dirty.get(uid)
+            batch.uids.append(uid)
+            batch.built[uid] = self._dirty.get(uid)
             inputs: RolloutInputs | CanaryInputs | None = self.cache.inputs(uid)
             inputs = inputs or self.cache.canary_inputs(uid)
             if inputs is None:
                 if uid in self._keys:
-                    removals.append(uid)
+                    batch.removals.append(uid)
                 continue
             view = (
-                self._build(uid, inputs, at)
+                self._build(uid, inputs, batch.at)
                 if isinstance(inputs, RolloutInputs)
-                else self._build_canary(uid, inputs, at)
+                else self._build_canary(uid, inputs, batch.at)
             )
             if view is None:
                 continue
@@ -745,16 +771,23 @@ class Watcher:
             if self._digest.get(uid) == view_digest:
                 self.stats.unchanged += 1
                 continue
-            updates.append((uid, view, timeline_events(self._basis.get(uid), view, at=at), view_digest))
-        # Publish first; only then forget the dirt (a failed publish leaves it for the retry).
+            basis = self._basis.get(uid)
+            events = timeline_events(orjson.loads(basis) if basis else None, view, at=batch.at)
+            batch.updates.append((uid, view, events, view_digest))
+        return batch
+
+    async def _send(self, batch: _Batch) -> None:
+        """Publish ``batch``; only then forget the dirt it cleaned (a failed publish leaves it for the
+        retry) and remember what the bus now holds."""
+        updates, removals, at = batch.updates, batch.removals, batch.at
         ids = (
             await self.bus.publish_many([(view, events) for _, view, events, _ in updates]) if updates else []
         )
         for uid in removals:
             await self.bus.remove(self._keys[uid])
         stamp = time.monotonic()
-        for uid in uids:
-            if self._dirty.get(uid) == built[uid]:  # else it changed during the publish: build it again
+        for uid in batch.uids:
+            if self._dirty.get(uid) == batch.built[uid]:  # else it changed during the publish: build it again
                 self._dirty.pop(uid, None)
                 self._dirty_since.pop(uid, None)
             elif uid in self._dirty:  # what changed meanwhile settles from now, behind the others
@@ -762,7 +795,7 @@ class Watcher:
                 self._dirty_since[uid] = stamp
         published = []
         for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
-            self._basis[uid] = timeline_basis(view)
+            self._basis[uid] = orjson.dumps(timeline_basis(view), default=str)
             self._digest[uid] = view_digest
             self._keys[uid] = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
             self._spend_token(uid, stamp)
@@ -770,7 +803,7 @@ class Watcher:
                 self.recorder.submit(view, events, at)
             published.append((self._keys[uid], view, stream_id))
             self._refresh_baselines_later(uid, self._keys[uid], view)
-        watch_published(self.cluster, uids, published, [self._keys[uid] for uid in removals])
+        watch_published(self.cluster, batch.uids, published, [self._keys[uid] for uid in removals])
         for uid in removals:
             self.baselines.forget(self._keys[uid])
             self._basis.pop(uid, None)
@@ -782,7 +815,6 @@ class Watcher:
         self.stats.removed += len(removals)
         if self.on_published is not None and published:
             self.on_published(published)
-        return len(uids)
 
     def _build(self, uid: str, inputs: RolloutInputs, at: datetime) -> dict[str, Any] | None:
         self.stats.builds += 1
@@ -899,7 +931,7 @@ class Watcher:
             snapshot = held.get(key)
             if snapshot is not None:
                 # What pages show now is the baseline for both "changed?" and the timeline.
-                self._basis[uid] = timeline_basis(snapshot)
+                self._basis[uid] = orjson.dumps(timeline_basis(snapshot), default=str)
                 self._digest[uid] = digest(snapshot)
             else:
                 self._digest.pop(uid, None)

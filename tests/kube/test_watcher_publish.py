@@ -7,8 +7,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from dashboard.kube.watcher import PipelineSettings, Watcher
-from dashboard.live.bus import MemoryBus
+from dashboard.live.bus import BusError, MemoryBus
 from dashboard.live.lease import MemoryLease
 from tests.domain.findings.builders import rollout
 
@@ -99,3 +101,62 @@ async def test_a_short_burst_is_published_at_once_and_then_at_most_once_per_inte
     view = await bus.snapshot(KEY)
     assert view is not None and view["currentStepIndex"] == 4  # the latest state wins
     watcher._timer.cancel()
+
+
+class GatedBus(MemoryBus):
+    """A bus that holds each publish until the test lets it through, and notes the order they arrive in."""
+
+    def __init__(self) -> None:
+        super().__init__(prefix=uuid.uuid4().hex)
+        self.arrived: list[list[str]] = []
+        self.gate = asyncio.Semaphore(0)
+
+    async def publish_many(
+        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> list[str]:
+        self.arrived.append([str(view["name"]) for view, _ in items])
+        await self.gate.acquire()
+        return await super().publish_many(items)
+
+
+def named(name: str) -> dict[str, Any]:
+    obj = rollout(status(0))
+    obj["metadata"] |= {"name": name, "uid": f"uid-{name}"}
+    return obj
+
+
+async def test_the_next_batch_is_built_while_the_last_publish_is_in_flight_and_they_arrive_in_order() -> None:
+    bus = GatedBus()
+    settings = PipelineSettings(min_publish_interval=0, settle_seconds=0, batch_size=1)
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=settings)
+    watcher.leader = True
+    for name in ("a", "b", "c"):
+        watcher.changed("Rollout", "ADDED", named(name))
+    flushing = asyncio.create_task(watcher.flush())
+    await asyncio.sleep(0.05)
+    assert bus.arrived == [["a"]]  # one publish outstanding …
+    assert watcher.stats.builds == 2  # … and the next batch already built behind it
+    for _ in range(3):
+        bus.gate.release()
+    await asyncio.wait_for(flushing, 2)
+    assert bus.arrived == [["a"], ["b"], ["c"]]
+    assert not watcher._dirty and watcher.stats.published == 3
+
+
+async def test_a_failed_publish_stops_the_flush_and_leaves_the_unpublished_rollouts_dirty() -> None:
+    class FailingBus(GatedBus):
+        async def publish_many(self, items: Any) -> list[str]:
+            await super().publish_many(items)
+            raise BusError("Redis went away")
+
+    bus = FailingBus()
+    settings = PipelineSettings(min_publish_interval=0, settle_seconds=0, batch_size=1)
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=settings)
+    watcher.leader = True
+    for name in ("a", "b", "c"):
+        watcher.changed("Rollout", "ADDED", named(name))
+    bus.gate.release()
+    with pytest.raises(BusError):
+        await asyncio.wait_for(watcher.flush(), 2)
+    assert bus.arrived == [["a"]]  # the batch built behind it was not sent
+    assert len(watcher._dirty) == 3 and watcher.stats.published == 0
