@@ -36,6 +36,7 @@ from dashboard.domain import autoscalers, build_rollout_view, routers
 from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
+from dashboard.jsontext import exact
 
 ROLLOUT = "Rollout"
 REPLICA_SET = "ReplicaSet"
@@ -346,8 +347,7 @@ class Packed(MutableMapping[str, Obj]):
 
     def __setitem__(self, uid: str, obj: Obj) -> None:
         try:
-            # A copy of exactly its length: orjson's bytes keep the capacity it wrote them into (4 KB).
-            self._data[uid] = memoryview(orjson.dumps(obj)).tobytes()
+            self._data[uid] = exact(orjson.dumps(obj))
         except TypeError:  # orjson.JSONEncodeError
             self._data[uid] = obj
 

@@ -41,11 +41,12 @@ from dashboard import jsonbody
 from dashboard.access.policy import GET
 from dashboard.access.rbac import aaccess_for
 from dashboard.access.visibility import can_view, may_read
+from dashboard.jsontext import exact
 from dashboard.live.bus import BusError, Entry, StreamTrimmed, parse_id
 from dashboard.observability.metrics import WEBSOCKET_CLIENTS
 from dashboard.web import data
 from dashboard.web.fleet import fleet_row
-from dashboard.web.fleet_index import FIELDS, exact
+from dashboard.web.fleet_index import FIELDS
 from dashboard.web.follower import FellBehind, StreamFollower, Subscription, follower_for
 
 log = logging.getLogger(__name__)
