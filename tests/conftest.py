@@ -62,6 +62,20 @@ def _one_bus_per_worker() -> None:
     settings.LIVE_REDIS_PREFIX = prefix
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """Drop any connection pool opened before the test database exists. A test without database access
+    can still reach the code that reads history (a page's timeline falls back when it cannot), and the
+    pool that opens then is keyed by alias, not by database: the test database's migrations would take
+    their connections from it, from the configured database (absent on a fresh machine), and time out."""
+    from django.db import connections
+
+    for connection in connections.all():
+        close_pool = getattr(connection, "close_pool", None)
+        if close_pool is not None:
+            close_pool()
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering, which it keeps within each file
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadfile --no-loadscope-reorder``), hand out the files with slow tests
