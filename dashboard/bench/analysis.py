@@ -214,3 +214,18 @@ def profile_summary(lines: Iterable[str], top: int = 15) -> dict[str, Any]:
         "own": ranked(own) if samples else [],
         "total": ranked(total) if samples else [],
     }
+
+
+def histogram_delta(
+    before: Mapping[float, float], after: Mapping[float, float]
+) -> dict[float, float]:
+    """Cumulative bucket counts (upper bound → count, ``inf`` included) observed between two scrapes."""
+    return {bound: after[bound] - before.get(bound, 0.0) for bound in sorted(after)}
+
+
+def share_over(buckets: Mapping[float, float], bound: float) -> float | None:
+    """The share of a histogram's observations above ``bound`` (one of its bucket bounds)."""
+    total = buckets.get(math.inf, 0.0)
+    if not total or bound not in buckets:
+        return None
+    return (total - buckets[bound]) / total

@@ -14,10 +14,11 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dashboard.bench import analysis
+from dashboard.bench import analysis, watchlag
 from dashboard.bench.analysis import ClientLog, parse_stream_id
 
 TARGETS = {
@@ -289,6 +290,9 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
         "end_to_end": {
             "ms": analysis.summarize(ms for _, ms in delays.end_to_end),
             "write_to_bus_ms": analysis.summarize(ms for _, ms in delays.publish),
+            "write_to_bus_share_over": _share_over(ms for _, ms in delays.publish),
+            # The watcher's own part of write → bus (dashboard.bench.watchlag).
+            "watcher_receipt_to_bus": raw.get("watch_lag") or {},
             "over_time": analysis.over_time(delays.end_to_end, start),
             "published_over_time": analysis.rate_series(published, start),
         },
@@ -527,6 +531,35 @@ def first_render_text(page: dict[str, Any]) -> str:
     return f"not measured: {browser.get('error', 'no figure')}"
 
 
+def _share_over(delays_ms: Iterable[float]) -> dict[str, float | None]:
+    """The share of write → bus delays above each of the watcher histogram's thresholds, to compare."""
+    ordered = list(delays_ms)
+    return {
+        f"{int(bound * 1000)}ms": round(sum(ms > bound * 1000 for ms in ordered) / len(ordered), 4)
+        if ordered
+        else None
+        for bound in watchlag.THRESHOLDS
+    }
+
+
+def watch_lag_text(end_to_end: dict[str, Any]) -> str:
+    lag = end_to_end.get("watcher_receipt_to_bus") or {}
+    if "share_over" not in lag:
+        return f"  of which in the watcher: not measured ({lag.get('error', 'no figure')})"
+    bus = end_to_end.get("write_to_bus_share_over") or {}
+
+    def shares(figures: dict[str, Any]) -> str:
+        return ", ".join(
+            f"{'–' if value is None else f'{value * 100:.1f} %'} over {name}"
+            for name, value in figures.items()
+        )
+
+    return (
+        f"  of which in the watcher (a Rollout change's receipt → its view on the bus, "
+        f"{lag['rollout_changes']} changes): {shares(lag['share_over'])}; write → bus: {shares(bus)}"
+    )
+
+
 def summary_lines(result: dict[str, Any]) -> list[str]:
     e2e, bus = result["end_to_end"]["ms"], result["end_to_end"]["write_to_bus_ms"]
     page = result["fleet_page"]
@@ -542,6 +575,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"end to end (write → client): p50 {e2e['p50']} ms, p95 {e2e['p95']} ms, p99 {e2e['p99']} ms, "
         f"max {e2e['max']} ms over {e2e['count']} deliveries",
         f"  of which write → bus: p50 {bus['p50']} ms, p99 {bus['p99']} ms",
+        watch_lag_text(result["end_to_end"]),
         f"loss: {loss['clients_matching']}/{loss['clients']} clients equal the simulator; bus matches: "
         f"{loss['bus_matching']}; undelivered {loss['undelivered']}; zero loss: {loss['zero_loss']}",
         f"fleet page: first byte shell {page.get('shell', {}).get('median_ms')} ms, rows document "

@@ -40,7 +40,7 @@ from typing import Any
 import aiohttp
 import yaml
 
-from dashboard.bench import analysis, browser, limits
+from dashboard.bench import analysis, browser, limits, watchlag
 from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
 from dashboard.bench.floor import decode_floor
@@ -133,6 +133,7 @@ class RunState:
     session_cookie: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
+    metrics_ports: list[int] = field(default_factory=list)  # the watchers' /metrics
 
 
 def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -374,7 +375,11 @@ def _watcher(
     env: dict[str, str],
     config: BenchConfig,
 ) -> Process:
+    from kubesim.testing import free_port
+
     kubeconfig = state.directory / f"{cluster.name}.kubeconfig"
+    port = free_port()
+    state.metrics_ports.append(port)
     return processes.start(
         name,
         "watcher",
@@ -386,6 +391,10 @@ def _watcher(
             str(kubeconfig),
             "--cluster",
             cluster.name,
+            "--metrics-port",
+            str(port),
+            "--metrics-address",
+            "127.0.0.1",
         ],
         env,
         profile=True,
@@ -488,6 +497,7 @@ async def _measure(
     killer = None
     try:
         await asyncio.sleep(2.0)  # baseline samples before the churn
+        lag_before = await _watch_lag(state)
         log(f"churning {config.churn:g} new images/s for {config.seconds:g}s …")
         if config.layout == "failover":
             killer = asyncio.create_task(_kill_leader(config.seconds / 2, state, processes, failover, log))
@@ -501,6 +511,7 @@ async def _measure(
         await _stream_idle(monitor, idle=2.0, timeout=60.0)
         await asyncio.sleep(2.0)  # the clients' last updates
         quiet_at = time.time()
+        lag_after = await _watch_lag(state)
     finally:
         for task in tasks:
             task.cancel()
@@ -521,7 +532,21 @@ async def _measure(
         "quiet": quiet,
         "quiet_at": quiet_at,
         "failover": failover,
+        "watch_lag": (
+            watchlag.summary(lag_before, lag_after)
+            if lag_before is not None and lag_after is not None
+            else {"error": "a watcher's /metrics could not be read"}
+        ),
     }
+
+
+async def _watch_lag(state: RunState) -> dict[float, float] | None:
+    """The watchers' receipt → publish histogram now (None when one could not be read, e.g. a watcher
+    killed by the failover layout)."""
+    try:
+        return await asyncio.to_thread(watchlag.scrape, state.metrics_ports)
+    except OSError:
+        return None
 
 
 async def _kill_leader(

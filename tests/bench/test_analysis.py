@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dashboard.bench.analysis import (
@@ -11,11 +13,13 @@ from dashboard.bench.analysis import (
     Write,
     compare_tables,
     delays,
+    histogram_delta,
     largest_gap,
     over_time,
     percentile,
     profile_summary,
     rate_series,
+    share_over,
     summarize,
 )
 
@@ -97,3 +101,13 @@ def test_profile_summary_ranks_own_and_total_time() -> None:
     assert summary["samples"] == 10
     assert summary["own"][0] == {"frame": "build", "percent": 60.0}
     assert {"frame": "loop", "percent": 90.0} in summary["total"]
+
+
+def test_a_histograms_change_between_two_scrapes_gives_the_share_over_a_bound() -> None:
+    before = {0.1: 10.0, 0.25: 18.0, math.inf: 20.0}
+    after = {0.1: 100.0, 0.25: 198.0, math.inf: 220.0}
+    delta = histogram_delta(before, after)
+    assert delta == {0.1: 90.0, 0.25: 180.0, math.inf: 200.0}
+    assert share_over(delta, 0.25) == 0.1  # 20 of the 200 took longer than 250 ms
+    assert share_over(delta, 0.5) is None  # not one of its bounds
+    assert share_over({math.inf: 0.0}, 0.25) is None  # nothing observed

@@ -1,0 +1,54 @@
+"""The watcher's own share of write → bus: from a change reaching the watcher to its rollout's view on the
+bus, read from the watcher's ``/metrics`` (``rollouts_ui_watch_lag_seconds``) before and after the churn.
+
+What is left of write → bus is the API server's (here kubesim's) delivery of the watch event, which a
+real cluster's API server does in milliseconds; on the benchmark's two shared cores it is the simulator
+and the 200 emulated browsers waiting for a core.
+
+Non-goals: exact percentiles (the histogram's buckets bound them), other metrics.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterable
+from typing import Any
+
+from dashboard.bench import analysis
+
+METRIC = "rollouts_ui_watch_lag_seconds"
+THRESHOLDS = (0.1, 0.25, 0.5, 1.0)
+
+
+def scrape(ports: Iterable[int], *, timeout: float = 5.0) -> dict[float, float]:
+    """The watchers' lag histogram for Rollout changes, summed over ``ports``: upper bound → count."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    buckets: dict[float, float] = {}
+    for port in ports:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout) as response:
+            text = response.read().decode()
+        for family in text_string_to_metric_families(text):
+            if family.name != METRIC:
+                continue
+            for sample in family.samples:
+                if sample.name == f"{METRIC}_bucket" and sample.labels.get("kind") == "Rollout":
+                    bound = float(sample.labels["le"])
+                    buckets[bound] = buckets.get(bound, 0.0) + sample.value
+    return buckets
+
+
+def summary(before: dict[float, float], after: dict[float, float]) -> dict[str, Any]:
+    """How many Rollout changes the watchers published during the run, and the share of them that took
+    longer than each threshold from receipt to publish."""
+    delta = analysis.histogram_delta(before, after)
+    return {
+        "rollout_changes": int(delta.get(float("inf"), 0)),
+        "share_over": {
+            f"{int(bound * 1000)}ms": _rounded(analysis.share_over(delta, bound)) for bound in THRESHOLDS
+        },
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
