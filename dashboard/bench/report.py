@@ -555,8 +555,8 @@ def watch_lag_text(end_to_end: dict[str, Any]) -> str:
         )
 
     return (
-        f"  of which in the watcher (a Rollout change's receipt → its view on the bus, "
-        f"{lag['rollout_changes']} changes): {shares(lag['share_over'])}; write → bus: {shares(bus)}"
+        f"  of which in the watcher (the oldest Rollout change a publish includes, receipt → bus; "
+        f"{lag['publishes']} publishes): {shares(lag['share_over'])}; write → bus: {shares(bus)}"
     )
 
 

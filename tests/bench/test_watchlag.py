@@ -21,7 +21,7 @@ def test_it_reads_the_rollout_lag_from_the_metrics_endpoint_and_sums_the_change(
         figures = watchlag.summary(before, watchlag.scrape([port]))
     finally:
         server.shutdown()
-    assert figures["rollout_changes"] == 5
+    assert figures["publishes"] == 5
     assert figures["share_over"] == {"100ms": 0.6, "250ms": 0.4, "500ms": 0.2, "1000ms": 0.2}
 
 
