@@ -127,6 +127,10 @@ _VOLATILE_TEXT = re.compile(
 )
 
 
+def _kept_basis(view: Mapping[str, Any]) -> bytes:
+    return exact(orjson.dumps(timeline_basis(view), default=str))
+
+
 def gitops_summary(applications: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """What the Argo CD Application managing a rollout says (sync, health, revision), or None."""
     if not applications:
@@ -245,8 +249,8 @@ class Watcher:
         self._dirty: dict[str, int] = {}
         self._dirty_since: dict[str, float] = {}  # monotonic: when each became dirty (its settle window)
         self._marks = 0
-        # What timeline_events needs of each rollout's last publish, as JSON: a tenth of the memory of the
-        # dicts (44 MB of the watcher's 363 at 10,000 rollouts), decoded only when its view changed.
+        # What timeline_events needs of each rollout's last publish, as JSON (_kept_basis): a third of the
+        # memory of the dicts (1.2 against 3.9 KB a rollout, tracemalloc), decoded when its view changed.
         self._basis: dict[str, bytes] = {}
         self._digest: dict[str, bytes] = {}
         self._keys: dict[str, str] = {}
@@ -788,7 +792,7 @@ class Watcher:
                 self._dirty_since[uid] = stamp
         published = []
         for (uid, view, events, view_digest), stream_id in zip(updates, ids, strict=True):
-            self._basis[uid] = exact(orjson.dumps(timeline_basis(view), default=str))
+            self._basis[uid] = _kept_basis(view)
             self._digest[uid] = view_digest
             self._keys[uid] = f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"
             self._spend_token(uid, stamp)
@@ -924,7 +928,7 @@ class Watcher:
             snapshot = held.get(key)
             if snapshot is not None:
                 # What pages show now is the baseline for both "changed?" and the timeline.
-                self._basis[uid] = exact(orjson.dumps(timeline_basis(snapshot), default=str))
+                self._basis[uid] = _kept_basis(snapshot)
                 self._digest[uid] = digest(snapshot)
             else:
                 self._digest.pop(uid, None)
