@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -290,7 +289,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
         "end_to_end": {
             "ms": analysis.summarize(ms for _, ms in delays.end_to_end),
             "write_to_bus_ms": analysis.summarize(ms for _, ms in delays.publish),
-            "write_to_bus_share_over": _share_over(ms for _, ms in delays.publish),
+            "write_to_bus_share_over": watchlag.delay_shares(ms for _, ms in delays.publish),
             # The watcher's own part of write → bus (dashboard.bench.watchlag).
             "watcher_receipt_to_bus": raw.get("watch_lag") or {},
             "over_time": analysis.over_time(delays.end_to_end, start),
@@ -529,17 +528,6 @@ def first_render_text(page: dict[str, Any]) -> str:
     if browser.get("first_render_ms") is not None:
         return f"{browser['first_render_ms']} ms"
     return f"not measured: {browser.get('error', 'no figure')}"
-
-
-def _share_over(delays_ms: Iterable[float]) -> dict[str, float | None]:
-    """The share of write → bus delays above each of the watcher histogram's thresholds, to compare."""
-    ordered = list(delays_ms)
-    return {
-        f"{int(bound * 1000)}ms": round(sum(ms > bound * 1000 for ms in ordered) / len(ordered), 4)
-        if ordered
-        else None
-        for bound in watchlag.THRESHOLDS
-    }
 
 
 def watch_lag_text(end_to_end: dict[str, Any]) -> str:

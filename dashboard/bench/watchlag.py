@@ -45,10 +45,21 @@ def summary(before: dict[float, float], after: dict[float, float]) -> dict[str, 
     delta = analysis.histogram_delta(before, after)
     return {
         "publishes": int(delta.get(float("inf"), 0)),
-        "share_over": {
-            f"{int(bound * 1000)}ms": _rounded(analysis.share_over(delta, bound)) for bound in THRESHOLDS
-        },
+        "share_over": {_name(bound): _rounded(analysis.share_over(delta, bound)) for bound in THRESHOLDS},
     }
+
+
+def delay_shares(delays_ms: Iterable[float]) -> dict[str, float | None]:
+    """The share of ``delays_ms`` above each threshold: write → bus, to set beside ``summary``'s."""
+    ordered = list(delays_ms)
+    return {
+        _name(bound): _rounded(sum(ms > bound * 1000 for ms in ordered) / len(ordered)) if ordered else None
+        for bound in THRESHOLDS
+    }
+
+
+def _name(bound: float) -> str:
+    return f"{int(bound * 1000)}ms"
 
 
 def _rounded(value: float | None) -> float | None:

@@ -28,3 +28,9 @@ def test_it_reads_the_rollout_lag_from_the_metrics_endpoint_and_sums_the_change(
 def test_an_unreachable_watcher_is_an_error_not_a_zero() -> None:
     with pytest.raises(OSError):
         watchlag.scrape([free_port()], timeout=1.0)
+
+
+def test_write_to_bus_delays_are_shared_out_over_the_same_thresholds() -> None:
+    shares = watchlag.delay_shares([50.0, 150.0, 300.0, 600.0])
+    assert shares == {"100ms": 0.75, "250ms": 0.5, "500ms": 0.25, "1000ms": 0.0}
+    assert watchlag.delay_shares([]) == dict.fromkeys(shares)
