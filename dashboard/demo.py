@@ -259,7 +259,7 @@ def stop_on_sigterm() -> Iterator[None]:
 # The demo's terminal is for the person running it: the sign-in lines and what goes wrong. A line per
 # request (and a "Forbidden" warning each time the simulated Flagger polls a gate that is still closed,
 # which is the gate protocol's normal "not yet") would bury them, as would the watcher's progress notes
-# ("resynced (0 held, 116 current)") after "Press Ctrl-C to stop". LOG_LEVEL=DEBUG keeps them all.
+# ("resynced (0 held, 116 current: …)") after "Press Ctrl-C to stop". LOG_LEVEL=DEBUG keeps them all.
 QUIET_LOGGERS = {
     "rollouts_ui.request": logging.WARNING,
     "django.request": logging.ERROR,

@@ -1,5 +1,5 @@
 """The watcher's cold start: from starting ``manage.py watch`` until the whole fleet is on the bus, and its
-memory (peak and settled) once it is.
+memory (peak and settled) once it is; then its restart.
 
 ``measure_cold_start`` runs the real watcher process (``--no-history``) against a cluster that is already
 there (a kubeconfig: a kubesim serving a fleet, or a real cluster) and polls the bus's fleet index until it
@@ -9,23 +9,57 @@ bench_watch --cold-start --rollouts N`` prints these figures for a fleet it seed
 ``--kubeconfig FILE`` measures a cluster already running instead (no seeding: the figures come in
 seconds, and repeat).
 
+``measure_restart`` then stops that watcher (SIGTERM), lets ``change`` write to the cluster while it is
+away (kubesim: new images for some rollouts, rolled out by the simulated controllers), starts it again on
+the same bus and times it until it logs that the fleet is current on the bus (every rollout whose
+inputs changed is built and published; the rest kept as the bus holds them, ``dashboard.kube.
+fingerprint``). With kubesim the bus's fleet rows are then compared with the simulator's truth
+(``dashboard.bench.truth``), row for row.
+
 Non-goals: asserting targets; what the watcher does after its first publish (``dashboard.bench.watch``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from dashboard.bench.watch import cpu_seconds, process_memory
+
+
+@dataclass
+class Restart:
+    seconds: float  # from starting the process until it logged that the fleet is current on the bus
+    listed_seconds: float | None
+    changed: int  # rollouts the cluster changed while the watcher was away (as written)
+    kept: int  # views the watcher kept as the bus held them
+    built: int  # views it built again
+    cpu_seconds: float
+    rows_differing: int | None  # bus fleet rows that differ from the simulator's truth (None: not checked)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "restart_seconds": round(self.seconds, 2),
+            "restart_list_seconds": round(self.listed_seconds, 2) if self.listed_seconds else None,
+            "restart_rollouts_changed_while_away": self.changed,
+            "restart_views_kept": self.kept,
+            "restart_views_built": self.built,
+            "restart_cpu_seconds": round(self.cpu_seconds, 2),
+            "restart_rows_differing_from_the_simulator": self.rows_differing,
+        }
 
 
 @dataclass
@@ -36,9 +70,11 @@ class ColdStart:
     peak_rss_mb: float
     rss_mb: float  # after ``settle`` seconds
     cpu_seconds: float  # the watcher's CPU time until the fleet was on the bus
+    restart: Restart | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            **(self.restart.as_dict() if self.restart else {}),
             "rollouts": self.rollouts,
             "cold_start_seconds": round(self.seconds, 2),
             "initial_list_seconds": round(self.listed_seconds, 2) if self.listed_seconds else None,
@@ -46,6 +82,65 @@ class ColdStart:
             "watcher_peak_rss_mb": round(self.peak_rss_mb, 1),
             "watcher_settled_rss_mb": round(self.rss_mb, 1),
         }
+
+
+class _WatcherRun:
+    """One ``manage.py watch --no-history`` process on bus ``prefix``, its log followed on a thread (so its
+    pipe never fills): when it logged each of ``MARKS``, and its resync's counts."""
+
+    MARKS = ("initial list complete", "the fleet is current on the bus")
+
+    def __init__(self, kubeconfig: Path, cluster: str, redis_url: str, prefix: str, env: dict[str, str]):
+        import threading
+
+        environment = {**os.environ, **env, "LIVE_REDIS_PREFIX": prefix, "REDIS_URL": redis_url,
+                       "LOG_LEVEL": "INFO"}
+        args = [sys.executable, "manage.py", "watch", "--kubeconfig", str(kubeconfig), "--cluster", cluster,
+                "--no-history"]
+        self.marks: dict[str, float] = {}
+        self.resync: dict[str, int] = {}
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            args, env=environment, cwd=Path(__file__).resolve().parents[2], stderr=subprocess.PIPE, text=True
+        )
+        threading.Thread(target=self._read, name="watcher-log", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            for mark in self.MARKS:
+                if mark in line and mark not in self.marks:
+                    self.marks[mark] = time.monotonic() - self.started
+            counts = _RESYNCED.search(line)
+            if counts and not self.resync:
+                self.resync = {"kept": int(counts["kept"]), "built": int(counts["built"])}
+            if "Traceback" in line or "ERROR" in line:
+                sys.stderr.write(line)
+
+    def wait_for(self, done: Callable[[], bool], what: str, timeout: float) -> float:
+        """Seconds from the start until ``done()``; an error naming ``what`` if the process dies or it
+        takes longer than ``timeout``."""
+        while not done():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the watcher exited with {self.proc.returncode} before {what}")
+            if time.monotonic() - self.started > timeout:
+                raise RuntimeError(f"the watcher did not get to {what} within {timeout:.0f}s")
+            time.sleep(0.05)
+        return time.monotonic() - self.started
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+_RESYNCED = re.compile(
+    r"resynced \(\d+ held, \d+ current: (?P<kept>\d+) kept as built, (?P<built>\d+) to build\)"
+)
 
 
 def measure_cold_start(
@@ -57,69 +152,58 @@ def measure_cold_start(
     settle: float = 15.0,
     timeout: float = 300.0,
     env: dict[str, str] | None = None,
+    while_away: Callable[[], int] | None = None,
+    truth: Callable[[], dict[str, str]] | None = None,
 ) -> ColdStart:
-    """Start the watcher (``--no-history``) under a fresh bus prefix and time its first full publish."""
+    """Start the watcher under a fresh bus prefix and time its first full publish; then, given
+    ``while_away`` (which changes the cluster and returns how many rollouts it changed), its restart
+    (``truth``: the simulator's fleet rows, which the bus's must equal once the fleet is current)."""
     import redis
 
     prefix = f"cold-{uuid.uuid4().hex[:8]}:"
     client = redis.Redis.from_url(redis_url)
-    environment = {
-        **os.environ,
-        **(env or {}),
-        "LIVE_REDIS_PREFIX": prefix,
-        "REDIS_URL": redis_url,
-        "LOG_LEVEL": "INFO",
-    }
-    args = [sys.executable, "manage.py", "watch", "--kubeconfig", str(kubeconfig), "--cluster", cluster]
-    args.append("--no-history")
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        args,
-        env=environment,
-        cwd=Path(__file__).resolve().parents[2],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    listed: list[float] = []
-    _follow_log(proc, started, listed)
+    run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {})
     try:
-        while client.hlen(f"{prefix}fleet") < rollouts:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the watcher exited with {proc.returncode}")
-            if time.monotonic() - started > timeout:
-                raise RuntimeError(f"the watcher did not publish {rollouts} rollouts within {timeout:.0f}s")
-            time.sleep(0.05)
-        seconds = time.monotonic() - started
-        cpu = cpu_seconds(proc.pid)
+        everything = f"{rollouts} rollouts on the bus"
+        seconds = run.wait_for(lambda: client.hlen(f"{prefix}fleet") >= rollouts, everything, timeout)
+        cpu = cpu_seconds(run.proc.pid)
         time.sleep(settle)
-        rss, peak = process_memory(proc.pid)
-        return ColdStart(rollouts, seconds, listed[0] if listed else None, peak, rss, cpu)
+        rss, peak = process_memory(run.proc.pid)
+        cold = ColdStart(rollouts, seconds, run.marks.get(_WatcherRun.MARKS[0]), peak, rss, cpu)
+        if while_away is not None:
+            run.stop()
+            changed = while_away()
+            run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {})
+            current = _WatcherRun.MARKS[1]
+            restart_seconds = run.wait_for(lambda: current in run.marks, "a current fleet", timeout)
+            cpu = cpu_seconds(run.proc.pid)
+            differing = None
+            if truth is not None:
+                expected, held = truth(), _bus_rows(client, prefix)
+                differing = sum(held.get(key) != row for key, row in expected.items())
+                differing += len(held.keys() - expected.keys())
+            cold.restart = Restart(
+                restart_seconds, run.marks.get(_WatcherRun.MARKS[0]), changed, run.resync.get("kept", 0),
+                run.resync.get("built", 0), cpu, differing,
+            )
+        return cold
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        run.stop()
         keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
         if keys:
             client.delete(*keys)
 
 
-def _follow_log(proc: subprocess.Popen[str], started: float, listed: list[float]) -> None:
-    """Read the watcher's log on a thread (so its pipe never fills); note when the initial list ended."""
-    import threading
+def _bus_rows(client: Any, prefix: str) -> dict[str, str]:
+    """The fleet rows the bus holds, presented as a page shows them (like ``dashboard.bench.truth``'s)."""
+    from datetime import UTC, datetime
 
-    def read() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            if "initial list complete" in line and not listed:
-                listed.append(time.monotonic() - started)
-            elif "Traceback" in line or "ERROR" in line:
-                sys.stderr.write(line)
+    from dashboard.bench.clients import canonical
+    from dashboard.web.fleet_index import present
 
-    threading.Thread(target=read, name="watcher-log", daemon=True).start()
+    now = datetime.now(UTC)
+    rows = client.hgetall(f"{prefix}fleet")
+    return {key.decode(): canonical(present(orjson.loads(raw), now)) for key, raw in rows.items()}
 
 
 def run_cold_start(
@@ -129,15 +213,20 @@ def run_cold_start(
     kubeconfig: Path | None = None,
     settle: float = 15.0,
     namespaces: int = 100,
+    restart_releases: int = 0,
     log: Any = print,
 ) -> ColdStart:
     """The cold start against ``kubeconfig``'s cluster, or against kubesim's fleet scenario of ``rollouts``
-    rollouts in ``namespaces`` namespaces, seeded and settled here first (minutes at 10,000)."""
+    rollouts in ``namespaces`` namespaces, seeded and settled here first (minutes at 10,000). Then (with
+    kubesim) the restart, after ``restart_releases`` new images were rolled out while the watcher was away
+    (0: a restart with nothing changed)."""
     if kubeconfig is not None:
         return measure_cold_start(
             kubeconfig=kubeconfig, rollouts=rollouts, redis_url=redis_url, settle=settle
         )
-    from dashboard.bench.watch import _fleet_simulation, _seed
+    from dashboard.bench.churn import Cluster
+    from dashboard.bench.truth import expected_rows
+    from dashboard.bench.watch import RELEASE_SECONDS, WriteLog, _fleet_simulation, _seed
     from kubesim.testing import running_kubesim
 
     with running_kubesim([], bookmark_interval=30.0, history_limit=500_000) as kube:
@@ -145,8 +234,44 @@ def run_cold_start(
         sim = kube.call(_fleet_simulation, kube.store, kube.faults, rollouts, min(namespaces, rollouts))
         kube.call(_seed, sim, timeout=900)
         log(f"fleet scenario: {rollouts} rollouts seeded in {time.monotonic() - started:.1f}s")
+        writes = WriteLog()
+        kube.call(kube.store.add_listener, writes)
+        # The simulated controllers run from here on (in a list: ``call`` would await a bare task); their
+        # first round rewrites every rollout's status once, which the cold start should not meet.
+        kube.call(lambda: [asyncio.ensure_future(sim.run())])
+        _wait_for_quiet(kube, writes)
         gc.collect()
         gc.freeze()  # the simulator's store lives in this process: keep its GC passes out of the figures
+
+        def while_away() -> int:
+            """New images for about ``restart_releases`` rollouts, rolled out to the end (a release takes
+            ``RELEASE_SECONDS``), so the restarted watcher meets a quiet cluster that changed."""
+            _, first = kube.call(writes.mark)
+            if restart_releases:
+                seconds = 2.0
+                kube.call(sim.set_churn, restart_releases / seconds)
+                time.sleep(seconds)
+                kube.call(sim.set_churn, 0)
+                time.sleep(RELEASE_SECONDS + 3)
+            _, last = kube.call(writes.mark)
+            changed = {key for key, _, _ in writes.rollouts[first:last]}
+            log(f"restart: {len(changed)} rollouts changed while the watcher was away")
+            return len(changed)
+
+        cluster = Cluster.from_kubeconfig("bench", kube.kubeconfig, rollouts, namespaces)
         return measure_cold_start(
-            kubeconfig=kube.kubeconfig, rollouts=rollouts, redis_url=redis_url, settle=settle
+            kubeconfig=kube.kubeconfig, rollouts=rollouts, redis_url=redis_url, settle=settle,
+            while_away=while_away, truth=lambda: asyncio.run(expected_rows([cluster])),
         )
+
+
+def _wait_for_quiet(kube: Any, writes: Any, quiet: float = 2.0, timeout: float = 120.0) -> None:
+    """Until the simulator has written nothing for ``quiet`` seconds (at most ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    last = kube.call(writes.mark)
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = kube.call(writes.mark)
+        if now == last:
+            return
+        last = now

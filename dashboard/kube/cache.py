@@ -37,6 +37,7 @@ from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
 from dashboard.jsontext import exact
+from dashboard.kube.fingerprint import inputs_fingerprint
 
 ROLLOUT = "Rollout"
 REPLICA_SET = "ReplicaSet"
@@ -314,6 +315,23 @@ class RolloutInputs:
         ).to_dict()
         view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
         return view
+
+    def fingerprint(self, salt: bytes) -> bytes:
+        """What names these inputs exactly (``dashboard.kube.fingerprint``)."""
+        return inputs_fingerprint(
+            (
+                (self.rollout,),
+                self.replicasets,
+                self.pods,
+                self.analysisruns,
+                self.experiments,
+                self.applications,
+                self.events,
+                self.routers,
+                self.autoscalers,
+            ),
+            salt,
+        )
 
 
 @dataclass

@@ -50,8 +50,13 @@ class StreamTrimmed(Exception):
 class LiveBus(Protocol):
     async def publish(self, view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str: ...
 
+    # ``built``: what each view was built from (``dashboard.kube.fingerprint.Built``, encoded), by view key,
+    # written in the same transaction as the views (a record may also come without its view: one built
+    # again to the same view).
     async def publish_many(
-        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+        self,
+        items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+        built: Mapping[str, bytes] | None = None,
     ) -> list[str]: ...
 
     async def remove(self, key: str) -> str: ...
@@ -59,6 +64,12 @@ class LiveBus(Protocol):
     async def snapshot(self, key: str) -> dict[str, Any] | None: ...
 
     async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]: ...
+
+    async def snapshots_of(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+
+    async def held_keys(self, cluster: str) -> set[str]: ...
+
+    async def built_records(self, cluster: str) -> dict[str, bytes]: ...
 
     async def fleet(self) -> list[dict[str, Any]]: ...
 
@@ -181,6 +192,7 @@ class RedisBus:
         self.maxlen = maxlen
         self.snap_key = f"{prefix}snap"
         self.fleet_key = f"{prefix}fleet"
+        self.built_key = f"{prefix}built"
         self.stream_key = f"{prefix}stream"
         self.clusters_key = f"{prefix}clusters"
         self.epoch_key = f"{prefix}epoch"
@@ -209,9 +221,11 @@ class RedisBus:
 
     @timed_async(PUBLISH_LATENCY)
     async def publish_many(
-        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+        self,
+        items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+        built: Mapping[str, bytes] | None = None,
     ) -> list[str]:
-        if not items:
+        if not items and not built:
             return []
         keys = [view_key(view) for view, _ in items]
         snapshots: dict[str, bytes] = {}
@@ -225,12 +239,15 @@ class RedisBus:
         with _talking_to_redis("publishing to Redis"):
             async with self._redis().pipeline(transaction=True) as pipe:
                 # Two HSETs for the whole batch (a key's latest view wins), then one entry per view.
-                pipe.hset(self.snap_key, mapping=snapshots)
-                pipe.hset(self.fleet_key, mapping=rows)
+                if items:
+                    pipe.hset(self.snap_key, mapping=snapshots)
+                    pipe.hset(self.fleet_key, mapping=rows)
                 for fields in entries:
                     pipe.xadd(self.stream_key, fields, maxlen=self.maxlen, approximate=True)
+                if built:
+                    pipe.hset(self.built_key, mapping=dict(built))
                 results = await pipe.execute()
-        return [_text(stream_id) for stream_id in results[2:]]
+        return [_text(stream_id) for stream_id in results[2 : 2 + len(entries)]] if items else []
 
     async def remove(self, key: str) -> str:
         with _talking_to_redis(f"removing {key} from Redis"):
@@ -239,6 +256,7 @@ class RedisBus:
                 pipe.hdel(self.fleet_key, key)
                 pipe.xadd(self.stream_key, {"key": key, "op": "remove", "events": "[]"},
                           maxlen=self.maxlen, approximate=True)
+                pipe.hdel(self.built_key, key)
                 results = await pipe.execute()
         return _text(results[2])
 
@@ -252,6 +270,27 @@ class RedisBus:
             async for field, raw in self._redis().hscan_iter(self.snap_key, match=f"{_glob(cluster)}/*",
                                                               count=1000):
                 found[_text(field)] = json.loads(raw)
+        return found
+
+    async def snapshots_of(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        raws = await self._call("hmget", self.snap_key, list(keys))
+        return {key: _loads(raw) for key, raw in zip(keys, raws, strict=True) if raw}
+
+    async def held_keys(self, cluster: str) -> set[str]:
+        """The keys of ``cluster``'s views on the bus (read from the fleet index: its rows are small)."""
+        return set(await self._scan(self.fleet_key, cluster, "reading the fleet index from Redis"))
+
+    async def built_records(self, cluster: str) -> dict[str, bytes]:
+        return await self._scan(self.built_key, cluster, "reading what the views were built from")
+
+    async def _scan(self, hash_key: str, cluster: str, what: str) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        with _talking_to_redis(what):
+            fields = self._redis().hscan_iter(hash_key, match=f"{_glob(cluster)}/*", count=1000)
+            async for field, raw in fields:
+                found[_text(field)] = bytes(raw)
         return found
 
     async def fleet(self) -> list[dict[str, Any]]:
@@ -341,7 +380,9 @@ class MemoryBus:
         return (await self.publish_many([(view, events)]))[0]
 
     async def publish_many(
-        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+        self,
+        items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+        built: Mapping[str, bytes] | None = None,
     ) -> list[str]:
         written = []
         for view, events in items:
@@ -351,6 +392,8 @@ class MemoryBus:
             entry = {"key": key, "op": "update", "view": view_copy, "row": row,
                      "events": json.loads(_dumps(list(events)))}
             written.append(self._store.write(key, view_copy, row, entry))
+        with self._store.lock:
+            self._store.built.update(built or {})
         return written
 
     async def remove(self, key: str) -> str:
@@ -364,6 +407,18 @@ class MemoryBus:
     async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]:
         with self._store.lock:
             return {k: v for k, v in self._store.snapshots.items() if k.startswith(f"{cluster}/")}
+
+    async def snapshots_of(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        with self._store.lock:
+            return {k: self._store.snapshots[k] for k in keys if k in self._store.snapshots}
+
+    async def held_keys(self, cluster: str) -> set[str]:
+        with self._store.lock:
+            return {k for k in self._store.rows if k.startswith(f"{cluster}/")}
+
+    async def built_records(self, cluster: str) -> dict[str, bytes]:
+        with self._store.lock:
+            return {k: v for k, v in self._store.built.items() if k.startswith(f"{cluster}/")}
 
     async def fleet(self) -> list[dict[str, Any]]:
         with self._store.lock:
@@ -420,6 +475,7 @@ class _MemoryStore:
         self.lock = threading.Lock()
         self.snapshots: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, dict[str, Any]] = {}
+        self.built: dict[str, bytes] = {}
         self.stream: deque[tuple[str, Entry]] = deque(maxlen=maxlen)
         self.clusters: dict[str, dict[str, Any]] = {}
         # Readers waiting for the next write, each on its own event loop (the watcher and the web server
@@ -432,6 +488,7 @@ class _MemoryStore:
             if view is None:
                 self.snapshots.pop(key, None)
                 self.rows.pop(key, None)
+                self.built.pop(key, None)
             else:
                 self.snapshots[key] = view
                 self.rows[key] = row or {}

@@ -30,21 +30,24 @@ class FlakyBus(MemoryBus):
         with self._store.lock:
             self._store.snapshots.clear()
             self._store.rows.clear()
+            self._store.built.clear()
         self.epoch = uuid.uuid4().hex
 
     def _check(self) -> None:
         if self.down:
             raise BusError("Redis SNAPSHOTS failed: Connection refused")
 
-    async def snapshots(self, cluster: str) -> dict[str, dict[str, Any]]:
+    async def held_keys(self, cluster: str) -> set[str]:
         self._check()
-        return await super().snapshots(cluster)
+        return await super().held_keys(cluster)
 
     async def publish_many(
-        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+        self,
+        items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+        built: Mapping[str, bytes] | None = None,
     ) -> list[str]:
         self._check()
-        return await super().publish_many(items)
+        return await super().publish_many(items, built)
 
     async def incarnation(self) -> str:
         self._check()

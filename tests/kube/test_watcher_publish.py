@@ -26,11 +26,13 @@ class SlowBus(MemoryBus):
         self.release = asyncio.Event()
 
     async def publish_many(
-        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+        self,
+        items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+        built: Mapping[str, bytes] | None = None,
     ) -> list[str]:
         self.started.set()
         await self.release.wait()
-        return await super().publish_many(items)
+        return await super().publish_many(items, built)
 
 
 def status(step: int) -> dict[str, Any]:
@@ -112,11 +114,13 @@ class GatedBus(MemoryBus):
         self.gate = asyncio.Semaphore(0)
 
     async def publish_many(
-        self, items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+        self,
+        items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+        built: Mapping[str, bytes] | None = None,
     ) -> list[str]:
         self.arrived.append([str(view["name"]) for view, _ in items])
         await self.gate.acquire()
-        return await super().publish_many(items)
+        return await super().publish_many(items, built)
 
 
 def named(name: str) -> dict[str, Any]:
@@ -127,8 +131,8 @@ def named(name: str) -> dict[str, Any]:
 
 async def test_a_failed_publish_stops_the_flush_and_leaves_the_unpublished_rollouts_dirty() -> None:
     class FailingBus(GatedBus):
-        async def publish_many(self, items: Any) -> list[str]:
-            await super().publish_many(items)
+        async def publish_many(self, items: Any, built: Any = None) -> list[str]:
+            await super().publish_many(items, built)
             raise BusError("Redis went away")
 
     bus = FailingBus()

@@ -78,6 +78,37 @@ async def test_snapshots_lists_one_clusters_views(make_bus: Any) -> None:
     assert list(await bus.snapshots("prod")) == ["prod/shop/a"]
 
 
+async def test_what_each_view_was_built_from_is_kept_beside_it_and_removed_with_it(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.publish_many(
+        [(view("a"), []), (view("b"), []), (view("c", cluster="other"), [])],
+        {"prod/shop/a": b"record-a", "prod/shop/b": b"record-b", "other/shop/c": b"record-c"},
+    )
+    assert await bus.held_keys("prod") == {"prod/shop/a", "prod/shop/b"}
+    assert await bus.built_records("prod") == {"prod/shop/a": b"record-a", "prod/shop/b": b"record-b"}
+    await bus.remove("prod/shop/a")
+    assert await bus.built_records("prod") == {"prod/shop/b": b"record-b"}
+    assert await bus.held_keys("prod") == {"prod/shop/b"}
+
+
+async def test_a_record_can_be_written_without_a_view(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.publish(view("a"), [])
+    last = await bus.last_id()
+    assert await bus.publish_many([], {"prod/shop/a": b"rebuilt-unchanged"}) == []
+    assert await bus.built_records("prod") == {"prod/shop/a": b"rebuilt-unchanged"}
+    assert await bus.last_id() == last, "a record alone is not an update pages see"
+
+
+async def test_snapshots_of_reads_the_views_asked_for_and_skips_the_missing(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.publish_many([(view("a", step="1/4"), []), (view("b"), [])])
+    found = await bus.snapshots_of(["prod/shop/a", "prod/shop/gone"])
+    assert list(found) == ["prod/shop/a"]
+    assert found["prod/shop/a"]["step"] == "1/4"
+    assert await bus.snapshots_of([]) == {}
+
+
 async def test_it_says_when_a_stream_id_was_trimmed_away(make_bus: Any) -> None:
     bus = make_bus(maxlen=100)
     first = await bus.publish(view("0"), [])

@@ -46,6 +46,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--settle", type=float, default=15.0, help="with --cold-start: seconds before the settled memory"
         )
+        parser.add_argument(
+            "--restart-releases",
+            type=int,
+            default=100,
+            help="with --cold-start (kubesim): new images rolled out while the watcher is away before its "
+            "restart is timed (0: a restart with nothing changed)",
+        )
         parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -64,11 +71,14 @@ class Command(BaseCommand):
         if options["cold_start"]:
             if not 0 <= options["settle"] <= 300:
                 raise CommandError("--settle is between 0 and 300 seconds")
+            if not 0 <= options["restart_releases"] <= options["rollouts"]:
+                raise CommandError("--restart-releases is between 0 and --rollouts")
             cold = run_cold_start(
                 rollouts=options["rollouts"],
                 redis_url=settings.REDIS_URL,
                 kubeconfig=Path(options["kubeconfig"]) if options["kubeconfig"] else None,
                 settle=options["settle"],
+                restart_releases=options["restart_releases"],
                 log=lambda line: self.stderr.write(line),
             )
             self._print(cold.as_dict(), options["json"])
