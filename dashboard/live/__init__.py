@@ -4,8 +4,11 @@ Contract (stable; the web part reads it):
 
 - ``get_bus()`` (``dashboard.live.bus``) returns a ``LiveBus``: Redis when ``settings.REDIS_URL`` is set,
   else an in-process store with the same semantics (embedded mode). All methods are async.
-  - ``publish(view, events) -> stream_id`` / ``publish_many([(view, events), ...])`` — the watcher only.
+  - ``publish(view, events) -> stream_id`` / ``publish_many([(view, events), ...], built)`` — the watcher
+    only; ``built`` maps rollout keys to what each view was built from (kept until the key is removed).
   - ``remove(key) -> stream_id`` — the rollout is gone.
+  - ``held_keys(cluster)``, ``built_records(cluster)``, ``snapshots_of(keys)`` — what a resyncing watcher
+    reads of what the bus holds (``snapshots(cluster)`` reads every view of a cluster at once).
   - ``snapshot(key) -> dict | None`` — the latest RolloutView of ``"{cluster}/{namespace}/{name}"``.
   - ``fleet() -> list[dict]`` — one compact row per rollout, sorted by key (``fleet_row`` lists fields).
   - ``read_since(stream_id, *, key=None, count=100) -> [(id, entry)]`` — updates strictly after
@@ -25,7 +28,9 @@ Contract (stable; the web part reads it):
   an entry newer than ``after`` is kept, else when one is written (a blocking ``XREAD``), or None after
   ``timeout``; each web process's stream follower waits so, once.
 - Redis keys (prefix ``settings.LIVE_REDIS_PREFIX``, default ``rollouts-ui:``): ``snap`` and ``fleet``
-  (hashes keyed by rollout key), ``stream`` (capped at ``settings.LIVE_STREAM_MAXLEN``),
+  (hashes keyed by rollout key), ``built`` (hash by rollout key: what each view was built from, written in
+  the publish's transaction; ``dashboard.kube.fingerprint``), ``stream`` (capped at
+  ``settings.LIVE_STREAM_MAXLEN``),
   ``lease:{cluster}`` (``dashboard.live.lease``: which watcher of a cluster publishes), ``clusters`` (hash:
   cluster → freshness report), ``epoch`` (set once per store; gone means the keys were flushed).
 

@@ -3,8 +3,11 @@ with the timeline diff the watcher that never stopped would have written."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
+
+import pytest
 
 from dashboard.kube.fingerprint import Built
 from dashboard.kube.watcher import PipelineSettings, Watcher, comparable
@@ -41,14 +44,30 @@ def new_bus() -> MemoryBus:
     return MemoryBus(prefix=f"restart-{uuid.uuid4().hex}")
 
 
-async def test_a_restart_with_nothing_changed_builds_and_publishes_nothing() -> None:
+async def test_a_restart_with_nothing_changed_builds_and_publishes_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     bus = new_bus()
     await running(bus, FLEET)
     last = await bus.last_id()
-    restarted = await running(bus, FLEET)
+    with caplog.at_level(logging.INFO, logger="dashboard.kube.watcher"):
+        restarted = await running(bus, FLEET)
     assert restarted.stats.builds == 0
     assert restarted.stats.kept == 3
     assert await bus.last_id() == last, "nothing new reached the pages"
+    assert "3 kept as built, 0 to build" in caplog.text
+    assert "the fleet is current on the bus (0 views built" in caplog.text
+
+
+async def test_the_fleet_is_said_to_be_current_once_every_view_to_build_is_published(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bus = new_bus()
+    await running(bus, FLEET)
+    with caplog.at_level(logging.INFO, logger="dashboard.kube.watcher"):
+        await running(bus, [FLEET[0], named("b", 21, currentStepIndex=0), named("c", 31, phase="Paused")])
+    assert "1 kept as built, 2 to build" in caplog.text
+    assert caplog.text.count("the fleet is current on the bus (2 views built") == 1
 
 
 async def test_a_rollout_changed_while_away_is_built_with_the_diff_a_running_watcher_would_make() -> None:
