@@ -951,10 +951,7 @@ class Watcher:
         records = await self.bus.built_records(self.cluster)
         self._resync_pending = False
         self.stats.resyncs += 1
-        current: dict[str, str] = {}
-        for uid, root in self.cache.roots().items():
-            meta = root["metadata"]
-            current[f"{self.cluster}/{meta.get('namespace', '')}/{meta['name']}"] = uid
+        current = {f"{self.cluster}/{ns}/{name}": uid for uid, (ns, name) in self.cache.root_names().items()}
         for key in held - current.keys():
             await self.bus.remove(key)
         self._records.clear()

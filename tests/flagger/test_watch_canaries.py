@@ -96,7 +96,7 @@ def test_events_deployments_and_routes_find_their_canary_whichever_arrives_first
         ("HTTPRoute", "podinfo"),
     ]
     assert cache.apply("Deployment", "DELETED", deployment("podinfo", "podinfo:2", "dep-c")) == {"can-1"}
-    assert set(cache.roots()) == {"can-1"}
+    assert set(cache.root_names()) == {"can-1"}
 
 
 def test_only_the_newest_events_of_each_canary_are_kept() -> None:
