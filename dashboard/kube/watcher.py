@@ -944,8 +944,9 @@ class Watcher:
         """Make the bus hold exactly this cluster's current views (after getting the lease or losing
         Redis). Still pending if it fails: the flag is cleared only once the bus has answered.
 
-        A held view is kept when its record says it was built from the inputs the cache has now, by this
-        code with these settings: it is what a rebuild would give. Every other rollout is built again
+        A held view of a rollout this process has not handled yet (at start, or on taking over from
+        another watcher) is kept when its record says it was built from the inputs the cache has now, by
+        this code with these settings: it is what a rebuild would give. Every other rollout is built again
         (and published if its view differs from the held one)."""
         held = await self.bus.held_keys(self.cluster)
         records = await self.bus.built_records(self.cluster)
@@ -958,13 +959,16 @@ class Watcher:
         self._held_unread.clear()
         stale = []
         for key, uid in current.items():
+            # Only a rollout this process has not handled yet may be kept: one it has may be dirty for a
+            # reason its inputs do not show (new Prometheus baselines, the clock).
+            first_seen = uid not in self._keys
             self._keys[uid] = key
             self._basis.pop(uid, None)
             self._digest.pop(uid, None)
             if key not in held:
                 continue
             self._held_unread.add(uid)
-            record = Built.decode(records[key]) if key in records else None
+            record = Built.decode(records[key]) if key in records and first_seen else None
             inputs = self.cache.inputs(uid) if record is not None else None
             if record and inputs and record.fingerprint == inputs.fingerprint(self._salt):
                 self._digest[uid] = record.digest

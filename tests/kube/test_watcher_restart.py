@@ -150,3 +150,14 @@ async def test_the_record_names_the_inputs_the_view_was_built_from() -> None:
     assert record is not None and inputs is not None
     assert record.fingerprint == inputs.fingerprint(watcher._salt)
     assert not record.timed
+
+
+async def test_a_resync_while_running_builds_everything_again_so_no_pending_change_is_lost() -> None:
+    bus = new_bus()
+    watcher = await running(bus, FLEET)
+    builds = watcher.stats.builds
+    watcher._mark(["uid-a"])  # dirty for a reason its inputs do not show (new baselines, say)
+    watcher._resync_pending = True  # a failed publish, a Redis restart with its data
+    await watcher.flush()
+    assert watcher.stats.builds == builds + 3
+    assert watcher.stats.kept == 0
