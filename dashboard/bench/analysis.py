@@ -57,6 +57,9 @@ class Write:
     key: str  # "{cluster}/{namespace}/{name}"
     resource_version: int
     at: float  # wall clock just before the request was sent (never flatters the delay)
+    # When the API's answer arrived (None: not known). The write was committed between ``at`` and this,
+    # so a delay counted from here is a lower bound where the one from ``at`` is an upper bound.
+    answered: float | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,9 @@ class ClientLog:
 class Delays:
     publish: list[tuple[float, float]] = field(default_factory=list)  # (write time, ms to the bus)
     end_to_end: list[tuple[float, float]] = field(default_factory=list)  # (write time, ms to a client)
+    # The same from the API's answer to the write (a lower bound), and the write requests' own time.
+    end_to_end_from_answer: list[float] = field(default_factory=list)
+    requests: list[float] = field(default_factory=list)  # ms from sending a write to the API's answer
     unpublished: int = 0
     undelivered: int = 0  # (write, client) pairs that never arrived
 
@@ -131,12 +137,16 @@ def delays(writes: Iterable[Write], index: PublishIndex, clients: Sequence[Clien
             continue
         stream_id, published_at = found
         result.publish.append((write.at, (published_at - write.at) * 1000))
+        if write.answered is not None:
+            result.requests.append((write.answered - write.at) * 1000)
         for client in clients:
             arrived = client.arrival(stream_id)
             if arrived is None:
                 result.undelivered += 1
-            else:
-                result.end_to_end.append((write.at, (arrived - write.at) * 1000))
+                continue
+            result.end_to_end.append((write.at, (arrived - write.at) * 1000))
+            if write.answered is not None:
+                result.end_to_end_from_answer.append((arrived - write.answered) * 1000)
     return result
 
 

@@ -114,8 +114,9 @@ async def churn(
                 except (aiohttp.ClientError, TimeoutError) as error:
                     result.failures.append(f"{cluster.name}/{namespace}/{name}: {error!r}")
                     return
+                answered = time.time()
             version_text = data["metadata"]["resourceVersion"]
-            result.writes.append(Write(f"{cluster.name}/{namespace}/{name}", int(version_text), at))
+            result.writes.append(Write(f"{cluster.name}/{namespace}/{name}", int(version_text), at, answered))
 
         result.started = time.time()
         start = time.monotonic()

@@ -39,6 +39,12 @@ import orjson
 
 from dashboard.bench.watch import cpu_seconds, process_memory
 
+# What the watcher logs (dashboard.kube.watcher) once a resync's views are all on the bus, and the resync.
+WATCHER_CURRENT = "the fleet is current on the bus"
+RESYNCED = re.compile(
+    r"resynced \(\d+ held, \d+ current: (?P<kept>\d+) kept as built, (?P<built>\d+) to build\)"
+)
+
 
 @dataclass
 class Restart:
@@ -88,7 +94,7 @@ class _WatcherRun:
     """One ``manage.py watch --no-history`` process on bus ``prefix``, its log followed on a thread (so its
     pipe never fills): when it logged each of ``MARKS``, and its resync's counts."""
 
-    MARKS = ("initial list complete", "the fleet is current on the bus")
+    MARKS = ("initial list complete", WATCHER_CURRENT)
 
     def __init__(self, kubeconfig: Path, cluster: str, redis_url: str, prefix: str, env: dict[str, str]):
         import threading
@@ -111,7 +117,7 @@ class _WatcherRun:
             for mark in self.MARKS:
                 if mark in line and mark not in self.marks:
                     self.marks[mark] = time.monotonic() - self.started
-            counts = _RESYNCED.search(line)
+            counts = RESYNCED.search(line)
             if counts and not self.resync:
                 self.resync = {"kept": int(counts["kept"]), "built": int(counts["built"])}
             if "Traceback" in line or "ERROR" in line:
@@ -138,9 +144,6 @@ class _WatcherRun:
             self.proc.wait(10)
 
 
-_RESYNCED = re.compile(
-    r"resynced \(\d+ held, \d+ current: (?P<kept>\d+) kept as built, (?P<built>\d+) to build\)"
-)
 
 
 def measure_cold_start(

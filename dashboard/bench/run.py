@@ -43,6 +43,7 @@ import yaml
 from dashboard.bench import analysis, browser, limits, watchlag
 from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
+from dashboard.bench.cold import RESYNCED, WATCHER_CURRENT
 from dashboard.bench.floor import decode_floor
 from dashboard.bench.monitor import Sampler, StreamMonitor
 from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
@@ -56,6 +57,7 @@ CAPACITY_UPDATES = 2000  # views republished at once to measure the web side's d
 CAPACITY_TIMEOUT = 60.0
 RESTART_UPDATES = 200  # views published while the web server is down (the pages must resume past them)
 RESTART_TIMEOUT = 90.0
+WATCHER_AWAY_SECONDS = 2.0  # of churn while the restarted watcher is away
 USERNAME = "bench"
 
 
@@ -73,7 +75,7 @@ class BenchConfig:
     browser: bool = True
     limits: bool = True
     history_releases: int = 10_000  # releases seeded on one rollout for the history page (0: skip)
-    restart: bool = True  # restart the web server under the open pages
+    restart: bool = True  # restart the web server under the open pages, then a watcher
     profile_dir: Path | None = None
     keep_dir: Path | None = None
     yield_harness: bool = False  # the simulators and the emulated browsers run at a lower priority
@@ -161,6 +163,8 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         raw["capacity"] = asyncio.run(_delivery_capacity(config, state, processes, log))
         if config.restart:
             raw["restart"] = asyncio.run(_web_restart(config, state, processes, log))
+            if config.layout != "failover":  # (its leader was killed: the failover figures say the rest)
+                raw["watcher_restart"] = asyncio.run(_watcher_restart(config, state, processes, log))
         raw["clients"] = _collect_clients(state, processes, log)
         log("checking every client's table against the simulators' objects …")
         raw["expected"] = asyncio.run(expected_rows(state.clusters))
@@ -752,6 +756,52 @@ async def _web_restart(
         "updates_while_down": len(ids),
         "last_id": ids[-1] if ids else None,
         "all_resumed": reached,
+    }
+
+
+async def _watcher_restart(
+    config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Restart the first cluster's watcher as a deploy does: SIGTERM; while it is away the churn goes on
+    for ``WATCHER_AWAY_SECONDS``; start it again on the same bus and time it until it logs that the fleet is
+    current on the bus (every view it had to build published). Then wait for the simulators and the
+    stream to go quiet, so the run's final check (every page equals the simulator) covers the restart."""
+    import redis
+
+    old, cluster = state.watchers[0], state.clusters[0]
+    log(f"restarting {old.name} (SIGTERM; {WATCHER_AWAY_SECONDS:g}s of churn while it is away) …")
+    await asyncio.to_thread(processes.stop, old)
+    away = await churn([cluster], config.churn, WATCHER_AWAY_SECONDS, seed=config.seed + 1)
+    offset = old.log_path.stat().st_size if old.log_path.exists() else 0
+    started = time.monotonic()
+    new = _watcher(old.name, cluster, state, processes, _env(config, state), config)
+    state.watchers[0] = new
+    text, current = "", None
+    deadline = started + config.setup_timeout
+    while current is None and time.monotonic() < deadline:
+        processes.check()
+        await asyncio.sleep(0.05)
+        with open(new.log_path, "rb") as handle:
+            handle.seek(offset)
+            text = handle.read().decode(errors="replace")
+        if WATCHER_CURRENT in text:
+            current = time.monotonic() - started
+    counts = RESYNCED.search(text)
+    log(f"watcher restart: the fleet current on the bus after {current} s "
+        f"({counts.group(0) if counts else 'no resync logged'})")
+    await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
+    client = redis.Redis.from_url(config.redis_url)
+    last, since = None, time.monotonic()
+    while time.monotonic() - since < 2.0:  # the stream still for 2 s: the clients have the end state
+        newest = client.xrevrange(f"{state.prefix}stream", count=1)
+        if newest != last:
+            last, since = newest, time.monotonic()
+        await asyncio.sleep(0.2)
+    return {
+        "seconds_until_current": round(current, 2) if current is not None else None,
+        "writes_while_away": len(away.writes),
+        "views_kept": int(counts["kept"]) if counts else None,
+        "views_built": int(counts["built"]) if counts else None,
     }
 
 

@@ -279,8 +279,9 @@ class RedisBus:
         return {key: _loads(raw) for key, raw in zip(keys, raws, strict=True) if raw}
 
     async def held_keys(self, cluster: str) -> set[str]:
-        """The keys of ``cluster``'s views on the bus (read from the fleet index: its rows are small)."""
-        return set(await self._scan(self.fleet_key, cluster, "reading the fleet index from Redis"))
+        """The keys of ``cluster``'s views on the bus (the fleet index's keys alone: no view is read)."""
+        keys = await self._call("hkeys", self.fleet_key)
+        return {key for key in map(_text, keys) if key.startswith(f"{cluster}/")}
 
     async def built_records(self, cluster: str) -> dict[str, bytes]:
         return await self._scan(self.built_key, cluster, "reading what the views were built from")

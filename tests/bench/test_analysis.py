@@ -72,6 +72,15 @@ def test_delays_count_unpublished_and_undelivered_writes() -> None:
     assert result.undelivered == 1 + 2  # the second client never got a; nobody got b
 
 
+def test_a_write_with_its_apis_answer_is_also_counted_from_the_answer() -> None:
+    index = PublishIndex.build([Entry((1000, 0), "c/ns/a", 5, 10.1)])
+    clients = [ClientLog([(1000, 0)], [10.3])]
+    result = delays([Write("c/ns/a", 5, 10.0, answered=10.05)], index, clients)
+    assert [round(ms) for _, ms in result.end_to_end] == [300]
+    assert [round(ms) for ms in result.end_to_end_from_answer] == [250]
+    assert [round(ms) for ms in result.requests] == [50]
+
+
 def test_removals_are_not_publishes() -> None:
     index = PublishIndex.build([Entry((1000, 0), "c/ns/a", None, 10.0)])
     assert index.first_covering(Write("c/ns/a", 1, 9.0)) is None

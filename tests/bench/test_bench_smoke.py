@@ -74,6 +74,7 @@ def test_a_small_run_writes_the_json_and_html_reports(
         "scale_out",
         "pages",
         "restart",
+        "watcher_restart",
     ):
         assert key in report, key
     assert {"p50", "p95", "p99"} <= report["end_to_end"]["ms"].keys()
@@ -94,9 +95,17 @@ def test_a_small_run_writes_the_json_and_html_reports(
     assert isinstance(pages["history"]["history"]["median_ms"], float)
     assert report["restart"]["clients"] == 10 and report["restart"]["clients_resumed"] == 10
     assert "web restart under 10 open pages" in done.stdout
+    # The watcher restarted with new images written while it was away; the pages still equal the
+    # simulator at the end (the loss check above), so what changed meanwhile reached them.
+    watcher = report["watcher_restart"]
+    assert isinstance(watcher["seconds_until_current"], float), watcher
+    assert watcher["writes_while_away"] > 0 and watcher["views_built"] > 0, watcher
+    assert "watcher restart (" in done.stdout
+    assert report["end_to_end"]["write_request_ms"]["count"] > 0
     names = {t["name"] for t in report["targets"]}
     assert "fleet filter keystroke → repaint + next frame (ms, median)" in names
     assert "web restart: all 10 open pages resumed (s)" in names
+    assert "watcher restart: the fleet current on the bus (s)" in names
     page = out_html.read_text()
     assert "<html" in page and "Plotly" in page
     assert "<script src=" not in page  # plotly.js is inlined: the report opens offline
