@@ -23,6 +23,7 @@ import bisect
 import contextlib
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -624,7 +625,8 @@ class ApiServer:
                     check=check,
                     dry_run=dry_run,
                 )
-                return _warned(json_response(obj, 201), warnings)
+                committed_at = time.time()  # the store has the write: the harness's time of it
+                return _committed(_warned(json_response(obj, 201), warnings), committed_at)
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         if method == "GET":
             obj = self.store.get_raw(rt.key, target.namespace, target.name)
@@ -666,7 +668,8 @@ class ApiServer:
                 check=check,
                 dry_run=dry_run,
             )
-            return _warned(json_response(obj), warnings)
+            committed_at = time.time()  # the store has the write: the harness's time of it
+            return _committed(_warned(json_response(obj), warnings), committed_at)
         if method == "PATCH":
             content_type = request.content_type
             if content_type == "application/apply-patch+yaml":
@@ -703,7 +706,8 @@ class ApiServer:
                 check=check,
                 dry_run=dry_run,
             )
-            return _warned(json_response(obj), warnings)
+            committed_at = time.time()  # the store has the write: the harness's time of it
+            return _committed(_warned(json_response(obj), warnings), committed_at)
         if method == "DELETE":
             if target.subresource:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -732,7 +736,8 @@ class ApiServer:
                 manager=manager,
                 dry_run=dry_run,
             )
-            return json_response(obj)
+            committed_at = time.time()  # the store has the write: the harness's time of it
+            return _committed(json_response(obj), committed_at)
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
 
     async def _body(self, request: web.Request) -> Any:
@@ -1153,6 +1158,14 @@ def _dry_run(values: list[str]) -> bool:
         if value != "All":
             raise BadRequest(f'dryRun: Unsupported value: "{value}": supported values: "All"')
     return bool(values)
+
+
+def _committed(response: web.Response, at: float) -> web.Response:
+    """A write's answer says when the store made it (``Kubesim-Committed-At``, Unix seconds): the
+    benchmark measures write → page from there, not from sending a request the busy simulator may read
+    late. Real API servers send no such header; clients ignore it."""
+    response.headers["Kubesim-Committed-At"] = f"{at:.6f}"
+    return response
 
 
 def _warned(response: web.Response, warnings: list[str]) -> web.Response:

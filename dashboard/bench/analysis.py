@@ -60,6 +60,9 @@ class Write:
     # When the API's answer arrived (None: not known). The write was committed between ``at`` and this,
     # so a delay counted from here is a lower bound where the one from ``at`` is an upper bound.
     answered: float | None = None
+    # When the API server committed it, where it says so (kubesim's ``Kubesim-Committed-At``): the delay
+    # from here is the pipeline's own, without the time the request waited to be read.
+    committed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ class Delays:
     end_to_end: list[tuple[float, float]] = field(default_factory=list)  # (write time, ms to a client)
     # The same from the API's answer to the write (a lower bound), and the write requests' own time.
     end_to_end_from_answer: list[float] = field(default_factory=list)
+    end_to_end_from_commit: list[float] = field(default_factory=list)
+    publish_from_commit: list[float] = field(default_factory=list)  # commit → bus
     requests: list[float] = field(default_factory=list)  # ms from sending a write to the API's answer
     unpublished: int = 0
     undelivered: int = 0  # (write, client) pairs that never arrived
@@ -139,6 +144,8 @@ def delays(writes: Iterable[Write], index: PublishIndex, clients: Sequence[Clien
         result.publish.append((write.at, (published_at - write.at) * 1000))
         if write.answered is not None:
             result.requests.append((write.answered - write.at) * 1000)
+        if write.committed is not None:
+            result.publish_from_commit.append((published_at - write.committed) * 1000)
         for client in clients:
             arrived = client.arrival(stream_id)
             if arrived is None:
@@ -147,6 +154,8 @@ def delays(writes: Iterable[Write], index: PublishIndex, clients: Sequence[Clien
             result.end_to_end.append((write.at, (arrived - write.at) * 1000))
             if write.answered is not None:
                 result.end_to_end_from_answer.append((arrived - write.answered) * 1000)
+            if write.committed is not None:
+                result.end_to_end_from_commit.append((arrived - write.committed) * 1000)
     return result
 
 

@@ -114,6 +114,7 @@ async def churn(
                         ssl=contexts[cluster.name],
                     ) as response:
                         data: Any = await response.json(content_type=None)
+                        stamp = response.headers.get("Kubesim-Committed-At")
                         if response.status != 200:
                             result.failures.append(
                                 f"{cluster.name}/{namespace}/{name}: HTTP {response.status}"
@@ -124,7 +125,8 @@ async def churn(
                     return
                 answered = time.time()
             version_text = data["metadata"]["resourceVersion"]
-            result.writes.append(Write(f"{cluster.name}/{namespace}/{name}", int(version_text), at, answered))
+            key, committed = f"{cluster.name}/{namespace}/{name}", float(stamp) if stamp else None
+            result.writes.append(Write(key, int(version_text), at, answered, committed))
 
         # Open the connections first, as a cluster's long-running writers have theirs: a write that also
         # paid for a TLS handshake with a busy simulator took up to half a second (the smoke run's p99

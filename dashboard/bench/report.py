@@ -294,6 +294,9 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
             # answer: the write was committed in between, so the truth lies between the two figures.
             "write_request_ms": analysis.summarize(delays.requests),
             "from_api_answer_ms": analysis.summarize(delays.end_to_end_from_answer),
+            # From the API server's own time of the commit (kubesim says it): the pipeline's part alone.
+            "from_commit_ms": analysis.summarize(delays.end_to_end_from_commit),
+            "commit_to_bus_ms": analysis.summarize(delays.publish_from_commit),
             "write_to_bus_share_over": watchlag.delay_shares(ms for _, ms in delays.publish),
             # The watcher's own part of write → bus (dashboard.bench.watchlag).
             "watcher_receipt_to_bus": raw.get("watch_lag") or {},
@@ -392,6 +395,7 @@ def _targets(config: Any, result: dict[str, Any]) -> list[dict[str, Any]]:
     full = at_scale and config.clients >= 200 and config.seconds >= 60
     browser = result["fleet_page"].get("browser") or {}
     e2e = result["end_to_end"]["ms"]
+    committed = result["end_to_end"].get("from_commit_ms") or analysis.summarize([])
     memory = result["memory"]["peak_rss_mb"]
     watcher_peak = max((v for k, v in memory.items() if k.startswith(("watcher", "standby"))), default=None)
     rows = [
@@ -404,6 +408,13 @@ def _targets(config: Any, result: dict[str, Any]) -> list[dict[str, Any]]:
             full,
         ),
         ("end-to-end p99 (ms)", "< 250", e2e["p99"], e2e["p99"] is not None and e2e["p99"] < 250, full),
+        (
+            "end-to-end p99 from the API server's commit (ms)",
+            "< 250",
+            committed["p99"],
+            _below(committed["p99"], TARGETS["e2e_p99_ms"]),
+            full and committed["count"] > 0,
+        ),
         (
             "fleet page first byte (ms)",
             "< 300",
@@ -568,11 +579,18 @@ def answer_text(end_to_end: dict[str, Any]) -> str:
     request, answered = end_to_end.get("write_request_ms") or {}, end_to_end.get("from_api_answer_ms") or {}
     if not request.get("count"):
         return "  the write requests' own time was not recorded"
-    return (
+    text = (
         f"  the write requests themselves (sent → the API's answer): p50 {request['p50']} ms, p99 "
         f"{request['p99']} ms; end to end counted from the answer instead (a lower bound): p50 "
         f"{answered.get('p50')} ms, p99 {answered.get('p99')} ms"
     )
+    committed, to_bus = end_to_end.get("from_commit_ms") or {}, end_to_end.get("commit_to_bus_ms") or {}
+    if committed.get("count"):
+        text += (
+            f"; from the API server's commit (its own stamp): p50 {committed['p50']} ms, p95 "
+            f"{committed['p95']} ms, p99 {committed['p99']} ms (commit → bus p99 {to_bus.get('p99')} ms)"
+        )
+    return text
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:

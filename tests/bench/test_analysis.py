@@ -81,6 +81,15 @@ def test_a_write_with_its_apis_answer_is_also_counted_from_the_answer() -> None:
     assert [round(ms) for ms in result.requests] == [50]
 
 
+def test_a_write_with_its_commit_time_is_counted_from_the_commit() -> None:
+    index = PublishIndex.build([Entry((1000, 0), "c/ns/a", 5, 10.1)])
+    clients = [ClientLog([(1000, 0)], [10.3])]
+    write = Write("c/ns/a", 5, 10.0, answered=10.08, committed=10.04)
+    result = delays([write], index, clients)
+    assert [round(ms) for ms in result.end_to_end_from_commit] == [260]
+    assert [round(ms) for ms in result.publish_from_commit] == [60]
+
+
 def test_removals_are_not_publishes() -> None:
     index = PublishIndex.build([Entry((1000, 0), "c/ns/a", None, 10.0)])
     assert index.first_covering(Write("c/ns/a", 1, 9.0)) is None

@@ -102,6 +102,7 @@ def test_a_small_run_writes_the_json_and_html_reports(
     assert watcher["writes_while_away"] > 0 and watcher["views_built"] > 0, watcher
     assert "watcher restart (" in done.stdout
     assert report["end_to_end"]["write_request_ms"]["count"] > 0
+    assert report["end_to_end"]["from_commit_ms"]["count"] > 0, "kubesim stamps each write's commit"
     names = {t["name"] for t in report["targets"]}
     assert "fleet filter keystroke → repaint + next frame (ms, median)" in names
     assert "web restart: all 10 open pages resumed (s)" in names

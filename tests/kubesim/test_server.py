@@ -198,6 +198,21 @@ async def test_status_patch_changes_only_status_and_main_patch_ignores_status(ap
     assert main["status"] == {"abort": True}
 
 
+async def test_every_write_says_when_the_store_made_it_and_a_read_does_not(api: Api) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/merge-patch+json"}
+    url = f"{api.server.url}{RO}/namespaces/shop/rollouts/web"
+    await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
+    sent = time.time()
+    async with api.http.patch(url, data=json.dumps({"spec": {"replicas": 2}}), headers=headers) as r:
+        assert r.status == 200
+        committed = float(r.headers["Kubesim-Committed-At"])
+    assert sent <= committed <= time.time()
+    async with api.http.get(url, headers=headers) as r:
+        assert "Kubesim-Committed-At" not in r.headers
+    async with api.http.delete(url, headers=headers) as r:
+        assert r.status == 200 and "Kubesim-Committed-At" in r.headers
+
+
 async def test_strategic_merge_patch_is_refused_for_custom_resources(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
     status, body = await api.call(
