@@ -9,12 +9,12 @@ bench_watch --cold-start --rollouts N`` prints these figures for a fleet it seed
 ``--kubeconfig FILE`` measures a cluster already running instead (no seeding: the figures come in
 seconds, and repeat).
 
-``measure_restart`` then stops that watcher (SIGTERM), lets ``change`` write to the cluster while it is
-away (kubesim: new images for some rollouts, rolled out by the simulated controllers), starts it again on
-the same bus and times it until it logs that the fleet is current on the bus (every rollout whose
-inputs changed is built and published; the rest kept as the bus holds them, ``dashboard.kube.
-fingerprint``). With kubesim the bus's fleet rows are then compared with the simulator's truth
-(``dashboard.bench.truth``), row for row.
+Given ``while_away``, ``measure_cold_start`` then times the restart: it stops that watcher (SIGTERM), lets
+``while_away`` write to the cluster (kubesim: new images for some rollouts, rolled out by the simulated
+controllers), starts it again on the same bus and times it until it logs that the fleet is current on the
+bus (every rollout whose inputs changed is built and published; the rest kept as the bus holds them,
+``dashboard.kube.fingerprint``). With kubesim the bus's fleet rows are then compared with the simulator's
+truth (``dashboard.bench.truth``), row for row.
 
 Non-goals: asserting targets; what the watcher does after its first publish (``dashboard.bench.watch``).
 """
@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from dashboard.bench.truth import bus_rows
 from dashboard.bench.watch import cpu_seconds, process_memory
 
 # What the watcher logs (dashboard.kube.watcher) once a resync's views are all on the bus, and the resync.
@@ -80,13 +79,13 @@ class ColdStart:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            **(self.restart.as_dict() if self.restart else {}),
             "rollouts": self.rollouts,
             "cold_start_seconds": round(self.seconds, 2),
             "initial_list_seconds": round(self.listed_seconds, 2) if self.listed_seconds else None,
             "cold_start_cpu_seconds": round(self.cpu_seconds, 2),
             "watcher_peak_rss_mb": round(self.peak_rss_mb, 1),
             "watcher_settled_rss_mb": round(self.rss_mb, 1),
+            **(self.restart.as_dict() if self.restart else {}),
         }
 
 
@@ -144,8 +143,6 @@ class _WatcherRun:
             self.proc.wait(10)
 
 
-
-
 def measure_cold_start(
     *,
     kubeconfig: Path,
@@ -182,7 +179,7 @@ def measure_cold_start(
             cpu = cpu_seconds(run.proc.pid)
             differing = None
             if truth is not None:
-                expected, held = truth(), _bus_rows(client, prefix)
+                expected, held = truth(), bus_rows(client, prefix)
                 differing = sum(held.get(key) != row for key, row in expected.items())
                 differing += len(held.keys() - expected.keys())
             cold.restart = Restart(
@@ -195,18 +192,6 @@ def measure_cold_start(
         keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
         if keys:
             client.delete(*keys)
-
-
-def _bus_rows(client: Any, prefix: str) -> dict[str, str]:
-    """The fleet rows the bus holds, presented as a page shows them (like ``dashboard.bench.truth``'s)."""
-    from datetime import UTC, datetime
-
-    from dashboard.bench.clients import canonical
-    from dashboard.web.fleet_index import present
-
-    now = datetime.now(UTC)
-    rows = client.hgetall(f"{prefix}fleet")
-    return {key.decode(): canonical(present(orjson.loads(raw), now)) for key, raw in rows.items()}
 
 
 def run_cold_start(

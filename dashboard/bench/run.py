@@ -48,7 +48,7 @@ from dashboard.bench.floor import decode_floor
 from dashboard.bench.monitor import Sampler, StreamMonitor
 from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
 from dashboard.bench.report import figures
-from dashboard.bench.truth import expected_rows
+from dashboard.bench.truth import bus_rows, expected_rows
 
 LAYOUTS = ("single", "two-web", "clusters", "two-clusters", "failover")
 MAX_CLUSTERS = 26  # sim-a … sim-z
@@ -791,8 +791,9 @@ async def _watcher_restart(
         f"({counts.group(0) if counts else 'no resync logged'})")
     await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
     client = redis.Redis.from_url(config.redis_url)
-    last, since = None, time.monotonic()
-    while time.monotonic() - since < 2.0:  # the stream still for 2 s: the clients have the end state
+    last, since, give_up = None, time.monotonic(), time.monotonic() + 60.0
+    # The stream still for 2 s (at most a minute of waiting): the clients have the end state.
+    while time.monotonic() - since < 2.0 and time.monotonic() < give_up:
         newest = client.xrevrange(f"{state.prefix}stream", count=1)
         if newest != last:
             last, since = newest, time.monotonic()
@@ -836,17 +837,9 @@ def _collect_clients(state: RunState, processes: Processes, log: Callable[[str],
 
 def _bus_rows(config: BenchConfig, state: RunState) -> dict[str, str]:
     """The fleet rows the bus itself holds at the end, presented like the clients' (a server-side check)."""
-    from datetime import UTC, datetime
-
     import redis
 
-    from dashboard.bench.clients import canonical
-    from dashboard.web.fleet_index import present
-
-    now = datetime.now(UTC)
-    client = redis.Redis.from_url(config.redis_url)
-    raw = client.hgetall(f"{state.prefix}fleet")
-    return {k.decode(): canonical(present(json.loads(v), now)) for k, v in raw.items()}
+    return bus_rows(redis.Redis.from_url(config.redis_url), state.prefix)
 
 
 def _redis_keys_mb(config: BenchConfig, state: RunState) -> dict[str, float]:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
+import orjson
 
 from dashboard.bench.churn import Cluster
 from dashboard.bench.clients import canonical
@@ -41,6 +42,16 @@ async def list_objects(
         if not token:
             return items
         params["continue"] = token
+
+
+def bus_rows(client: Any, prefix: str) -> dict[str, str]:
+    """The fleet rows the bus holds (``client``: a Redis client), presented like ``expected_rows``'."""
+    from dashboard.bench.clients import canonical
+    from dashboard.web.fleet_index import present
+
+    now = datetime.now(UTC)
+    rows = client.hgetall(f"{prefix}fleet")
+    return {key.decode(): canonical(present(orjson.loads(raw), now)) for key, raw in rows.items()}
 
 
 async def expected_rows(clusters: list[Cluster]) -> dict[str, str]:

@@ -6,7 +6,7 @@ settings it reads — and, for some rollouts, of the clock (``Watcher._timed``).
 version of an object a new ``resourceVersion``, so the (UID, resourceVersion) pairs of the inputs name
 them exactly without reading them. ``inputs_fingerprint`` hashes those pairs with a ``salt`` naming the
 code and the settings (``build_salt``); the watcher stores it beside each view it publishes (a ``Built``
-record, in the same transaction as the view). After a restart, a failover or a lost connection to Redis,
+record, in the same transaction as the view). After a restart or on taking over from another watcher,
 a rollout whose inputs still have the stored fingerprint keeps the view the bus holds: it is what a
 rebuild would give. At 10,000 rollouts the rebuilds were most of a restart (a millisecond and more
 each; docs/benchmarks.md).

@@ -17,6 +17,10 @@ def test_a_small_fleets_cold_start_is_timed_and_the_watchers_memory_read() -> No
     assert 0 < figures["initial_list_seconds"] <= figures["cold_start_seconds"]
     assert figures["cold_start_cpu_seconds"] > 0
     assert 0 < figures["watcher_settled_rss_mb"] <= figures["watcher_peak_rss_mb"]
+    # Then restarted on the same bus with nothing changed: every view kept, the bus still the truth.
+    assert figures["restart_views_kept"] == 3 and figures["restart_views_built"] == 0
+    assert figures["restart_rows_differing_from_the_simulator"] == 0
+    assert figures["restart_seconds"] > 0
 
 
 def test_a_kubeconfig_is_only_for_the_cold_start() -> None:
