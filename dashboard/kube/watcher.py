@@ -81,7 +81,7 @@ from dashboard.kube.connection import KubeApi
 from dashboard.kube.fingerprint import Built, build_salt
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
 from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
-from dashboard.live.bus import BusError, LiveBus
+from dashboard.live.bus import BusError, LiveBus, view_key
 from dashboard.live.lease import Lease, LeaseState
 from dashboard.metrics.baseline import BaselineCache
 from dashboard.metrics.config import from_settings as metrics_config
@@ -782,7 +782,7 @@ class Watcher:
             view_digest = digest(view)
             if isinstance(inputs, RolloutInputs):
                 record = Built(inputs.fingerprint(self._salt), view_digest, uid in self._timed)
-                batch.records[f"{self.cluster}/{view.get('namespace')}/{view.get('name')}"] = record.encode()
+                batch.records[view_key(view)] = record.encode()  # the bus's key of the view it describes
             if self._digest.get(uid) == view_digest:
                 self.stats.unchanged += 1
                 continue
