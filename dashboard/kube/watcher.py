@@ -55,7 +55,7 @@ from typing import Any
 import orjson
 
 from dashboard.domain.applications import gitops_for_rollout
-from dashboard.domain.findings import Thresholds, detect_findings
+from dashboard.domain.findings import Thresholds, detect_findings, history_moves_with_time
 from dashboard.domain.findings.base import SCALE_DOWN_DEADLINE
 from dashboard.domain.flagger import CONTROLLER as FLAGGER
 from dashboard.domain.flagger import canary_view
@@ -206,6 +206,7 @@ class PipelineStats:
     publish_failures: int = 0
     resyncs: int = 0
     kept: int = 0  # views the bus held that a resync kept: their inputs had not changed
+    rechecks: int = 0  # rollouts marked for a rebuild by the clock alone (``recheck_slice``)
     bus_errors: int = 0  # any failed call to the bus or the lease (Redis unreachable or failing)
 
 
@@ -685,6 +686,7 @@ class Watcher:
         chosen = uids[start : start + count]
         chosen += uids[: count - len(chosen)]
         self._recheck_cursor = start + count
+        self.stats.rechecks += len(chosen)
         self._mark(chosen)
 
     async def flush(self, *, force: bool = False) -> None:
@@ -876,7 +878,7 @@ class Watcher:
             self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")
             findings = []
         view["findings"] = [finding.to_dict() for finding in findings]
-        if self._changes_with_time(uid, inputs, view):
+        if self._changes_with_time(uid, inputs, view, at):
             self._timed[uid] = None
         else:
             self._timed.pop(uid, None)
@@ -926,14 +928,16 @@ class Watcher:
         if changed and self._keys.get(uid) == key:
             self._mark([uid])
 
-    def _changes_with_time(self, uid: str, inputs: RolloutInputs, view: Mapping[str, Any]) -> bool:
+    def _changes_with_time(
+        self, uid: str, inputs: RolloutInputs, view: Mapping[str, Any], at: datetime
+    ) -> bool:
         """Whether time alone can change this rollout's findings: a release under way (stuck at step 0),
-        findings to clear, a canary weight that was fought over, or a ReplicaSet with a scale-down
-        deadline (an orphan once it passes). A Healthy, quiet rollout needs no recheck."""
+        findings to clear, a weight written within the fight window (``history_moves_with_time``), or a
+        ReplicaSet with a scale-down deadline (an orphan once it passes). A Healthy, quiet rollout needs no
+        recheck."""
         if view.get("status") != "Healthy" or view.get("findings"):
             return True
-        history = self._history.get(uid)
-        if history is not None and (history.weights or history.router_weights or history.router_drift_since):
+        if history_moves_with_time(self._history.get(uid), at, self.settings.thresholds):
             return True
         return any(
             SCALE_DOWN_DEADLINE in ((rs.get("metadata") or {}).get("annotations") or {})
@@ -1058,6 +1062,6 @@ def describe_stats(watcher: Watcher) -> str:
         f"changes={s.changes} builds={s.builds} published={s.published} unchanged={s.unchanged} "
         f"removed={s.removed} malformed={s.malformed} lists={w.lists} watches={w.watches} gone={w.gone} "
         f"errors={w.errors} silences={w.silences} bus_errors={s.bus_errors} resyncs={s.resyncs} "
-        f"kept={s.kept} "
+        f"kept={s.kept} rechecks={s.rechecks} timed={len(watcher._timed)} "
         f"at={format_time(datetime.now(UTC))}"
     )

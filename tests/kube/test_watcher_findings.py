@@ -104,6 +104,30 @@ async def test_the_recheck_goes_round_every_rollout_that_time_can_change_a_slice
     assert len(marked) == 12 and set(marked) == {f"uid-{i}" for i in range(10)}
 
 
+async def test_a_released_rollout_is_rechecked_only_while_its_last_weight_change_is_in_the_window() -> None:
+    clock = Clock()
+    watcher, _ = make_watcher(clock)
+    window = watcher.settings.thresholds.weight_fight_window_seconds
+    canary = {**STUCK, "currentStepIndex": 1, "canary": {"weights": {"canary": {"weight": 50}}}}
+    promoted = {
+        "currentPodHash": "bbb",
+        "stableRS": "bbb",
+        "phase": "Healthy",
+        "canary": {"weights": {"canary": {"weight": 0}}},
+    }
+    for status in (canary, promoted):  # the weight went 50 → 0: a change in the rollout's history
+        watcher.changed("Rollout", "MODIFIED", rollout(status))
+        await watcher.flush()
+    assert watcher._history[UID].weights and UID in watcher._timed  # Healthy, but the change may age out
+
+    clock.now = T0 + timedelta(seconds=window + 1)
+    watcher.recheck_slice(1.0)
+    await watcher.flush()
+    assert UID not in watcher._timed  # nothing the clock can change any more: no recheck every round
+    watcher.recheck_slice(1.0)
+    assert not watcher._dirty
+
+
 async def test_history_is_kept_from_the_raw_object_and_dropped_with_the_rollout() -> None:
     watcher, bus = make_watcher(Clock())
     obj = rollout(STUCK)
