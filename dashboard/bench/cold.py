@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dashboard.bench.processes import compile_sources
 from dashboard.bench.truth import bus_rows
 from dashboard.bench.watch import cpu_seconds, process_memory
 
@@ -104,6 +105,7 @@ class _WatcherRun:
                 "--no-history"]
         self.marks: dict[str, float] = {}
         self.resync: dict[str, int] = {}
+        compile_sources()
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             args, env=environment, cwd=Path(__file__).resolve().parents[2], stderr=subprocess.PIPE, text=True

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dashboard.bench.processes import compile_sources
+
 WATCHED = frozenset(
     {
         "argoproj.io/rollouts",
@@ -278,6 +280,7 @@ def run_bench(
         args += ["--cluster", "bench"]
         if not history:
             args.append("--no-history")
+        compile_sources()
         proc = subprocess.Popen(args, env=env, cwd=Path(__file__).resolve().parents[2])
         stream = Publications(client, f"{prefix}stream")
         try:
