@@ -104,9 +104,13 @@ def test_health_checks_hit_real_endpoints(compose: dict[str, Any], client: Any, 
     assert client.get(url.group(1)).status_code == 200
 
 
-def test_the_image_runs_as_an_unprivileged_user_with_static_files_collected() -> None:
+def test_the_image_runs_as_an_unprivileged_user_with_static_files_collected_and_sources_compiled() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert len(re.findall(r"^FROM ", text, re.M)) >= 2
     users = re.findall(r"^USER (\S+)", text, re.M)
     assert users and not users[-1].startswith(("0", "root"))
     assert "collectstatic --noinput" in text
+    # Run from /app with PYTHONDONTWRITEBYTECODE: uncompiled, every process start compiles them again.
+    copied = {line.split()[1] for line in text.splitlines() if line.startswith("COPY ") and "--" not in line}
+    compiled = re.search(r"compileall -q ([\w ]+)", text)
+    assert compiled and {"rollouts_ui", "dashboard", "kubesim"} <= copied & set(compiled.group(1).split())
