@@ -878,7 +878,7 @@ class Watcher:
             self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")
             findings = []
         view["findings"] = [finding.to_dict() for finding in findings]
-        if self._changes_with_time(uid, inputs, view, at):
+        if self._changes_with_time(uid, inputs, view):
             self._timed[uid] = None
         else:
             self._timed.pop(uid, None)
@@ -928,16 +928,13 @@ class Watcher:
         if changed and self._keys.get(uid) == key:
             self._mark([uid])
 
-    def _changes_with_time(
-        self, uid: str, inputs: RolloutInputs, view: Mapping[str, Any], at: datetime
-    ) -> bool:
+    def _changes_with_time(self, uid: str, inputs: RolloutInputs, view: Mapping[str, Any]) -> bool:
         """Whether time alone can change this rollout's findings: a release under way (stuck at step 0),
-        findings to clear, a weight written within the fight window (``history_moves_with_time``), or a
-        ReplicaSet with a scale-down deadline (an orphan once it passes). A Healthy, quiet rollout needs no
-        recheck."""
+        findings to clear, a router that disagrees (``history_moves_with_time``), or a ReplicaSet with a
+        scale-down deadline (an orphan once it passes). A Healthy, quiet rollout needs no recheck."""
         if view.get("status") != "Healthy" or view.get("findings"):
             return True
-        if history_moves_with_time(self._history.get(uid), at, self.settings.thresholds):
+        if history_moves_with_time(self._history.get(uid)):
             return True
         return any(
             SCALE_DOWN_DEADLINE in ((rs.get("metadata") or {}).get("annotations") or {})

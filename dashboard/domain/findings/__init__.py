@@ -11,7 +11,7 @@ Non-goals: I/O, Django settings (thresholds are passed in), performing actions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from ..observations import EMPTY, Observations, RolloutObjects, observe
@@ -58,20 +58,13 @@ __all__ = [
 DEFAULT_THRESHOLDS = Thresholds()
 
 
-def history_moves_with_time(history: Observations | None, now: datetime, thresholds: Thresholds) -> bool:
-    """Whether the clock alone can still change what ``history`` makes of a rollout's findings: while a
-    weight or replica write is inside the fight window (it ages out of it), or the router disagrees
-    (drift is raised once it has lasted long enough). Older writes no longer count for anything, so a
-    rollout that released once is not re-evaluated forever for it."""
-    if history is None:
-        return False
-    if history.router_drift_since is not None:
-        return True
-    window_start = now - timedelta(seconds=thresholds.weight_fight_window_seconds)
-    return any(
-        changes and changes[-1].at >= window_start
-        for changes in (history.weights, history.router_weights, history.replica_writes)
-    )
+def history_moves_with_time(history: Observations | None) -> bool:
+    """Whether the clock alone can raise a finding from ``history``: only while the router disagrees with
+    the rollout (drift is raised once it has lasted ``router_drift_seconds``). The weight and replica
+    writes only age out of the fight window, which can end a fight but never start one (fewer writes,
+    fewer revisited values), and a rollout with findings is rechecked for them anyway; so a rollout that
+    once moved its canary weight is not re-evaluated for that forever."""
+    return history is not None and history.router_drift_since is not None
 
 
 def _cluster_of(view: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from dashboard.domain.findings import Thresholds, history_moves_with_time
+from dashboard.domain.findings import history_moves_with_time
 from dashboard.domain.observations import MAX_WEIGHT_CHANGES, RolloutObjects, observe, weight_writer
 from tests.domain.findings.builders import T0, rollout
 
@@ -53,16 +53,9 @@ def test_the_writer_is_the_newest_manager_owning_the_canary_weight() -> None:
     assert weight_writer(ro) == "argocd-controller"
 
 
-def test_the_clock_moves_the_findings_of_a_history_only_while_a_write_is_inside_the_fight_window() -> None:
-    limits = Thresholds(weight_fight_window_seconds=300)
+def test_the_clock_can_raise_a_finding_from_a_history_only_while_the_router_disagrees() -> None:
     history = observe(None, None, sighting("a", 1, weight=20), T0)
-    assert not history_moves_with_time(history, T0, limits)  # the first sighting is no change
     history = observe(history, None, sighting("a", 2, weight=40), T0 + timedelta(seconds=10))
-    assert history_moves_with_time(history, T0 + timedelta(seconds=310), limits)
-    assert not history_moves_with_time(history, T0 + timedelta(seconds=311), limits)
-    assert not history_moves_with_time(None, T0, limits)
-
-
-def test_a_router_that_disagrees_moves_with_the_clock_until_it_agrees() -> None:
-    history = replace(observe(None, None, sighting("a", 1), T0), router_drift_since=T0)
-    assert history_moves_with_time(history, T0 + timedelta(days=1), Thresholds())
+    assert history.weights and not history_moves_with_time(history)  # writes only age out of the window
+    assert history_moves_with_time(replace(history, router_drift_since=T0))
+    assert not history_moves_with_time(None)

@@ -78,6 +78,21 @@ def test_a_self_heal_fight_over_the_virtual_service_names_both_writers_and_the_f
     assert finding.action is None
 
 
+def test_the_clock_can_end_a_weight_fight_but_never_start_one() -> None:
+    """Why the watcher does not recheck a quiet rollout for its weight history (history_moves_with_time):
+    time only moves writes out of the window."""
+    fights = []
+    for pattern in ((20, 0, 20, 0, 20), (20, 0, 20), (10, 20, 30, 40), (0, 20, 0, 50, 0, 50)):
+        history, last = None, 40 * (len(pattern) - 1)
+        for i, weight in enumerate(pattern):
+            history = observe(history, None, _objects(weight), T0 + timedelta(seconds=40 * i))
+        objects = _objects(pattern[-1])
+        raised = [_find("weight-fight", objects, s, history) is not None for s in range(last, last + 600, 7)]
+        assert raised == sorted(raised, reverse=True), pattern  # once cleared, it stays cleared
+        fights.append(raised[0])
+    assert fights == [True, False, False, True]
+
+
 def test_a_legitimate_step_is_not_a_fight() -> None:
     history = None
     for i, weight in enumerate((20, 50, 100)):
