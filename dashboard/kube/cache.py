@@ -37,7 +37,7 @@ from dashboard.domain.flagger import routing_object
 from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
 from dashboard.jsontext import exact
-from dashboard.kube.fingerprint import inputs_fingerprint
+from dashboard.kube.fingerprint import inputs_fingerprint, object_name
 
 ROLLOUT = "Rollout"
 REPLICA_SET = "ReplicaSet"
@@ -316,21 +316,30 @@ class RolloutInputs:
         view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
         return view
 
-    def fingerprint(self, salt: bytes) -> bytes:
-        """What names these inputs exactly (``dashboard.kube.fingerprint``)."""
-        return inputs_fingerprint(
-            (
-                (self.rollout,),
-                self.replicasets,
-                self.pods,
-                self.analysisruns,
-                self.experiments,
-                self.applications,
-                self.events,
-                self.routers,
-                self.autoscalers,
-            ),
-            salt,
+
+
+Held = tuple[str, str]  # (kind, UID) of an object in the cache
+
+
+@dataclass
+class InputRefs:
+    """Which cached objects a rollout's view reads, in the groups and the order of ``RolloutInputs``:
+    found from the indexes alone, so that naming them (``ClusterCache.fingerprint``) decodes nothing."""
+
+    rollout: Held
+    replicasets: list[Held] = field(default_factory=list)
+    pods: list[Held] = field(default_factory=list)
+    analysisruns: list[Held] = field(default_factory=list)
+    experiments: list[Held] = field(default_factory=list)
+    applications: list[Held] = field(default_factory=list)
+    events: list[Held] = field(default_factory=list)
+    routers: list[Held] = field(default_factory=list)
+    autoscalers: list[Held] = field(default_factory=list)
+
+    def groups(self) -> tuple[list[Held], ...]:
+        return (
+            [self.rollout], self.replicasets, self.pods, self.analysisruns, self.experiments,
+            self.applications, self.events, self.routers, self.autoscalers,
         )
 
 
@@ -368,6 +377,11 @@ class Packed(MutableMapping[str, Obj]):
             self._data[uid] = exact(orjson.dumps(obj))
         except TypeError:  # orjson.JSONEncodeError
             self._data[uid] = obj
+
+    def text(self, uid: str) -> bytes | None:
+        """The JSON text kept for ``uid`` (None when it is absent or kept as it is), not decoded."""
+        value = self._data.get(uid)
+        return value if type(value) is bytes else None
 
     def get(self, uid: str, default: Any = None) -> Any:
         value = self._data.get(uid)
@@ -411,6 +425,7 @@ class ClusterCache:
         self.apps_by_rollout: dict[tuple[str, str], set[str]] = {}
         self.app_targets: dict[str, tuple[tuple[str, str], ...]] = {}
         self.rollout_by_name: dict[tuple[str, str], str] = {}
+        self.rollout_names: dict[str, NameKey] = {}  # the reverse: what its Events are filed under
         # Flagger: Canary by name; what each root's view reads by name (a Canary's Deployments and
         # HTTPRoute, a Rollout's routing objects) and the reverse; objects by name;
         # Events by the Canary they are about (event UID → when, for keeping the newest).
@@ -525,51 +540,84 @@ class ClusterCache:
                 changes.append(("DELETED", old))
         return changes
 
-    def inputs(self, rollout_uid: str) -> RolloutInputs | None:
-        rollout = self.objects[ROLLOUT].get(rollout_uid)
-        if rollout is None:
+    def input_refs(self, rollout_uid: str) -> InputRefs | None:
+        """What ``rollout_uid``'s view reads (``InputRefs``), or None when it is not cached."""
+        name = self.rollout_names.get(rollout_uid)
+        if name is None:
             return None
-        found = RolloutInputs(rollout=rollout)
-        experiments = self._children(rollout_uid, EXPERIMENT)
-        found.experiments = experiments
-        owners = [rollout_uid, *(uid_of(e) for e in experiments)]
-        for owner in owners:
-            found.replicasets.extend(self._children(owner, REPLICA_SET))
-            found.analysisruns.extend(self._children(owner, ANALYSIS_RUN))
-        for rs in found.replicasets:
-            found.pods.extend(self._children(uid_of(rs), POD))
-        events = self.objects[ROLLOUT_EVENT]
-        found.events = [events[u] for u in self.events_by_rollout.get(_name_key(rollout), ()) if u in events]
+        found = InputRefs(rollout=(ROLLOUT, rollout_uid))
+        found.experiments = self._held_children(rollout_uid, EXPERIMENT)
+        for owner in (rollout_uid, *(uid for _, uid in found.experiments)):
+            found.replicasets += self._held_children(owner, REPLICA_SET)
+            found.analysisruns += self._held_children(owner, ANALYSIS_RUN)
+        for _, rs in found.replicasets:
+            found.pods += self._held_children(rs, POD)
+        about_it = self.objects[ROLLOUT_EVENT]
+        found.events = [(ROLLOUT_EVENT, u) for u in self.events_by_rollout.get(name, ()) if u in about_it]
         for kind, children in (
             ("ReplicaSetEvent", found.replicasets),
             ("PodEvent", found.pods),
             ("AnalysisRunEvent", found.analysisruns),
         ):
             store = self.objects[kind]
-            for child in children:
-                found.events.extend(
-                    store[u] for u in sorted(self.events_by_object.get(uid_of(child), ())) if u in store
-                )
-        found.routers = self.routers_of(rollout_uid)
+            for _, child in children:
+                about = sorted(self.events_by_object.get(child, ()))
+                found.events += [(kind, u) for u in about if u in store]
+        found.routers = self._router_refs(rollout_uid)
+        hpas = self.objects[HPA]
         for scaled in self.rollout_targets.get(rollout_uid, ()):
-            for hpa_uid in sorted(self.hpa_by_target.get(scaled, ())):
-                hpa = self.objects[HPA].get(hpa_uid)
-                if hpa is not None:
-                    found.autoscalers.append(hpa)
-        for app_uid in sorted(self.apps_by_rollout.get(_name_key(rollout), ())):
-            app = self.objects[APPLICATION].get(app_uid)
-            if app is not None:
-                found.applications.append(app)
+            found.autoscalers += [(HPA, u) for u in sorted(self.hpa_by_target.get(scaled, ())) if u in hpas]
+        apps = self.objects[APPLICATION]
+        managing = sorted(self.apps_by_rollout.get(name, ()))
+        found.applications = [(APPLICATION, u) for u in managing if u in apps]
         return found
+
+    def inputs(self, rollout_uid: str) -> RolloutInputs | None:
+        refs = self.input_refs(rollout_uid)
+        if refs is None:
+            return None
+        objects = self.objects
+
+        def read(held: list[Held]) -> list[Obj]:
+            return [objects[kind][uid] for kind, uid in held]
+
+        return RolloutInputs(
+            rollout=objects[ROLLOUT][rollout_uid],
+            replicasets=read(refs.replicasets),
+            pods=read(refs.pods),
+            analysisruns=read(refs.analysisruns),
+            experiments=read(refs.experiments),
+            applications=read(refs.applications),
+            events=read(refs.events),
+            routers=read(refs.routers),
+            autoscalers=read(refs.autoscalers),
+        )
+
+    def fingerprint(self, rollout_uid: str, salt: bytes) -> bytes | None:
+        """What names ``rollout_uid``'s inputs exactly (``dashboard.kube.fingerprint``): each object's
+        kept JSON text — what its view is built from, not decoded — or, for the few kinds kept decoded,
+        its UID and resourceVersion. None when the rollout is not cached."""
+        refs = self.input_refs(rollout_uid)
+        if refs is None:
+            return None
+        names = ([self._name(kind, uid) for kind, uid in group] for group in refs.groups())
+        return inputs_fingerprint(names, salt)
+
+    def _name(self, kind: str, uid: str) -> bytes:
+        store = self.objects[kind]
+        text = store.text(uid) if type(store) is Packed else None
+        return text if text is not None else object_name(store[uid])
 
     def routers_of(self, rollout_uid: str) -> list[Obj]:
         """The routing objects a Rollout names that are in the cache (cheap: by name, no children)."""
+        return [self.objects[kind][uid] for kind, uid in self._router_refs(rollout_uid)]
+
+    def _router_refs(self, rollout_uid: str) -> list[Held]:
         found = []
         for ref in self.root_reads.get(rollout_uid, ()):
             uid = self.named.get(ref)
-            obj = self.objects[ref[0]].get(uid) if uid is not None else None
-            if obj is not None:
-                found.append(obj)
+            if uid is not None and uid in self.objects[ref[0]]:
+                found.append((ref[0], uid))
         return found
 
     def canary_inputs(self, canary_uid: str) -> CanaryInputs | None:
@@ -586,9 +634,9 @@ class ClusterCache:
                 found.objects.append(obj)
         return found
 
-    def _children(self, owner: str, kind: str) -> list[Obj]:
+    def _held_children(self, owner: str, kind: str) -> list[Held]:
         store = self.objects[kind]
-        return [store[uid] for uid in sorted(self.children.get(owner, ())) if uid in store]
+        return [(kind, uid) for uid in sorted(self.children.get(owner, ())) if uid in store]
 
     def _store(self, kind: str, uid: str, obj: Obj) -> None:
         if uid in self.kind_of:  # else nothing is indexed for it (a list's new objects: most of them)
@@ -600,8 +648,9 @@ class ClusterCache:
         for owner in owners:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
-            self.rollout_by_name[_name_key(obj)] = uid
-            namespace = _name_key(obj)[0]
+            name = self.rollout_names[uid] = _name_key(obj)
+            self.rollout_by_name[name] = uid
+            namespace = name[0]
             # The HPAs of its namespace are watched for it (scoped like the routing objects).
             self._add_reads(uid, (*routers.router_refs(obj), (HPA, namespace, "")))
             scaled_as = autoscalers.rollout_targets(obj)
@@ -663,6 +712,8 @@ class ClusterCache:
     def _remove(self, kind: str, uid: str) -> None:
         self._unindex(uid)
         old = self.objects[kind].pop(uid, None)
+        if kind == ROLLOUT:
+            self.rollout_names.pop(uid, None)
         if kind == ROLLOUT and old is not None and self.rollout_by_name.get(_name_key(old)) == uid:
             del self.rollout_by_name[_name_key(old)]
         if kind == CANARY and old is not None and self.canary_by_name.get(_name_key(old)) == uid:

@@ -2,10 +2,12 @@
 
 A Rollout's view is a function of its inputs (the rollout and the children, events, routing objects,
 autoscalers and Applications ``ClusterCache.inputs`` gathers), of the code that builds it and of the
-settings it reads — and, for some rollouts, of the clock (``Watcher._timed``). Kubernetes gives every
-version of an object a new ``resourceVersion``, so the (UID, resourceVersion) pairs of the inputs name
-them exactly without reading them. ``inputs_fingerprint`` hashes those pairs with a ``salt`` naming the
-code and the settings (``build_salt``); the watcher stores it beside each view it publishes (a ``Built``
+settings it reads — and, for some rollouts, of the clock (``Watcher._timed``). The cache keeps most
+objects as the JSON text of what the view reads of them (``cache.Packed``): that text names an input
+exactly, and hashing it needs no decoding (a restart fingerprints 10,000 rollouts' inputs); the few
+objects kept decoded are named by their UID and ``resourceVersion``, which Kubernetes changes on every
+write. ``inputs_fingerprint`` hashes those names with a ``salt`` naming the code and the settings
+(``build_salt``); the watcher stores it beside each view it publishes (a ``Built``
 record, in the same transaction as the view). After a restart or on taking over from another watcher,
 a rollout whose inputs still have the stored fingerprint keeps the view the bus holds: it is what a
 rebuild would give. At 10,000 rollouts the rebuilds were most of a restart (a millisecond and more
@@ -73,21 +75,23 @@ def build_salt(cluster: str, settings: Any, code: bytes | None = None) -> bytes:
     return hasher.digest()
 
 
-def inputs_fingerprint(groups: Iterable[Iterable[Mapping[str, Any]]], salt: bytes) -> bytes:
-    """The fingerprint of a view's inputs, given as groups (the rollout, its ReplicaSets, its pods, …):
-    each group's (UID, resourceVersion) pairs in order of UID, so the order the cache met them in does
-    not count. An object without both (never from an API server) is hashed whole."""
+def object_name(obj: Mapping[str, Any]) -> bytes:
+    """What names one version of an object: its UID and resourceVersion (an API server gives every write
+    a new one), or, for an object without both (never from an API server), its whole content."""
+    meta = obj.get("metadata")
+    uid = meta.get("uid") if isinstance(meta, Mapping) else None
+    version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    if isinstance(uid, str) and isinstance(version, str) and version:
+        return f"{uid}\0{version}".encode()
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str)
+
+
+def inputs_fingerprint(groups: Iterable[Iterable[bytes]], salt: bytes) -> bytes:
+    """The fingerprint of a view's inputs, given as groups (the rollout, its ReplicaSets, its pods, …) of
+    the names of the objects in them (``ClusterCache.fingerprint``: the JSON text the cache keeps of each,
+    else ``object_name``), each group in sorted order, so the order the cache met them in does not
+    count."""
     hasher = hashlib.blake2b(salt, digest_size=FINGERPRINT_SIZE)
     for group in groups:
-        pairs = []
-        for obj in group:
-            meta = obj.get("metadata")
-            uid = meta.get("uid") if isinstance(meta, Mapping) else None
-            version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
-            if isinstance(uid, str) and isinstance(version, str) and version:
-                pairs.append(f"{uid}\0{version}".encode())
-            else:
-                pairs.append(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str))
-        pairs.sort()
-        hasher.update(b"\1".join(pairs) + b"\2")
+        hasher.update(b"\1".join(sorted(group)) + b"\2")
     return hasher.digest()

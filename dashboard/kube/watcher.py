@@ -782,8 +782,10 @@ class Watcher:
             if view is None:
                 continue
             view_digest = digest(view)
-            if isinstance(inputs, RolloutInputs):
-                record = Built(inputs.fingerprint(self._salt), view_digest, uid in self._timed)
+            rollout = isinstance(inputs, RolloutInputs)
+            fingerprint = self.cache.fingerprint(uid, self._salt) if rollout else None
+            if fingerprint is not None:
+                record = Built(fingerprint, view_digest, uid in self._timed)
                 batch.records[view_key(view)] = record.encode()  # the bus's key of the view it describes
             if self._digest.get(uid) == view_digest:
                 self.stats.unchanged += 1
@@ -970,8 +972,7 @@ class Watcher:
                 continue
             self._held_unread.add(uid)
             record = Built.decode(records[key]) if key in records and first_seen else None
-            inputs = self.cache.inputs(uid) if record is not None else None
-            if record and inputs and record.fingerprint == inputs.fingerprint(self._salt):
+            if record is not None and record.fingerprint == self.cache.fingerprint(uid, self._salt):
                 self._digest[uid] = record.digest
                 if record.timed:  # its view moves with the clock: rechecked on the usual round
                     self._timed[uid] = None

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dashboard.kube.fingerprint import Built, build_salt, code_version, inputs_fingerprint
+from dashboard.kube.cache import ClusterCache
+from dashboard.kube.fingerprint import Built, build_salt, code_version, inputs_fingerprint, object_name
 
 SALT = b"s" * 16
 
@@ -17,8 +18,8 @@ def obj(uid: str, version: str | None, **extra: Any) -> dict[str, Any]:
     return {"metadata": meta, **extra}
 
 
-ROLLOUT = obj("r", "10")
-REPLICA_SETS = [obj("rs-1", "11"), obj("rs-2", "12")]
+ROLLOUT = object_name(obj("r", "10"))
+REPLICA_SETS = [object_name(obj("rs-1", "11")), object_name(obj("rs-2", "12"))]
 
 
 def test_the_order_the_cache_met_the_children_in_does_not_count() -> None:
@@ -29,8 +30,8 @@ def test_the_order_the_cache_met_the_children_in_does_not_count() -> None:
 
 def test_a_new_version_of_any_input_changes_it() -> None:
     before = inputs_fingerprint([[ROLLOUT], REPLICA_SETS], SALT)
-    assert inputs_fingerprint([[ROLLOUT], [REPLICA_SETS[0], obj("rs-2", "13")]], SALT) != before
-    assert inputs_fingerprint([[obj("r", "14")], REPLICA_SETS], SALT) != before
+    assert inputs_fingerprint([[ROLLOUT], [REPLICA_SETS[0], object_name(obj("rs-2", "13"))]], SALT) != before
+    assert inputs_fingerprint([[object_name(obj("r", "14"))], REPLICA_SETS], SALT) != before
     assert inputs_fingerprint([[ROLLOUT], REPLICA_SETS[:1]], SALT) != before
 
 
@@ -47,7 +48,21 @@ def test_other_code_or_settings_change_it() -> None:
 def test_an_object_without_a_resource_version_is_named_by_its_content() -> None:
     plain = obj("x", None, status={"phase": "Healthy"})
     changed = obj("x", None, status={"phase": "Degraded"})
-    assert inputs_fingerprint([[plain]], SALT) != inputs_fingerprint([[changed]], SALT)
+    assert object_name(plain) != object_name(changed)
+
+
+def test_the_cache_names_a_packed_object_by_its_text_and_a_change_the_view_reads_changes_it() -> None:
+    cache = ClusterCache()
+    rollout = {
+        "metadata": {"uid": "r", "name": "a", "namespace": "shop", "resourceVersion": "1"},
+        "status": {"phase": "Paused"},
+    }
+    cache.apply("Rollout", "ADDED", rollout)
+    before = cache.fingerprint("r", SALT)
+    assert before is not None and cache.fingerprint("r", SALT) == before
+    cache.apply("Rollout", "MODIFIED", {**rollout, "status": {"phase": "Healthy"}})
+    assert cache.fingerprint("r", SALT) not in (None, before)
+    assert cache.fingerprint("gone", SALT) is None
 
 
 def test_the_salt_names_the_cluster_the_settings_and_the_code() -> None:

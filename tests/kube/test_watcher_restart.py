@@ -146,9 +146,8 @@ async def test_the_record_names_the_inputs_the_view_was_built_from() -> None:
     bus = new_bus()
     watcher = await running(bus, FLEET)
     record = Built.decode((await bus.built_records("prod"))["prod/shop/a"])
-    inputs = watcher.cache.inputs("uid-a")
-    assert record is not None and inputs is not None
-    assert record.fingerprint == inputs.fingerprint(watcher._salt)
+    assert record is not None
+    assert record.fingerprint == watcher.cache.fingerprint("uid-a", watcher._salt)
     assert not record.timed
 
 
