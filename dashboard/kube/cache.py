@@ -317,7 +317,6 @@ class RolloutInputs:
         return view
 
 
-
 Held = tuple[str, str]  # (kind, UID) of an object in the cache
 
 
