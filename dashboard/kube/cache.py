@@ -643,7 +643,8 @@ class ClusterCache:
         self.objects[kind][uid] = obj
         self.kind_of[uid] = kind
         owners = owner_uids(obj)
-        self.owners[uid] = owners
+        if owners:  # most objects have none (Events: half the cache): no entry for them at all
+            self.owners[uid] = owners
         for owner in owners:
             self.children.setdefault(owner, set()).add(uid)
         if kind == ROLLOUT:
