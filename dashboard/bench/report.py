@@ -14,8 +14,11 @@ import json
 import os
 import platform
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from dashboard.bench import analysis, watchlag
 from dashboard.bench.analysis import ClientLog, parse_stream_id
@@ -63,7 +66,26 @@ def machine() -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "redis": redis_version,
+        "python_work_ms": python_work_ms(),
     }
+
+
+def python_work_ms(rounds: int = 5) -> float:
+    """CPU milliseconds this machine takes for a fixed piece of pure-Python work of the watcher's kind
+    (small dicts built and read back, strings formatted, a JSON round trip), the best of ``rounds``. Every
+    figure of a run is its machine's; this one says how fast the machine is, so that runs on different
+    machines can be compared (docs/benchmarks.md, "Ninth session")."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        total = 0
+        for i in range(20_000):
+            obj = {"metadata": {"name": f"svc-{i:05d}", "labels": {"hash": str(i * 7919)}}, "replicas": i % 5}
+            text = orjson.dumps(obj)
+            back = orjson.loads(text)
+            total += len(back["metadata"]["labels"]["hash"]) + back.get("replicas", 0) + len(text)
+        best = min(best, time.process_time() - started)
+    return round(1000 * best, 1)
 
 
 def _ingest(

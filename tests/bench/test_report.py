@@ -96,3 +96,9 @@ def test_a_run_without_machine_samples_says_it_was_not_measured() -> None:
 
     assert _machine_cpu([{"t": 0.0, "processes": {}}], 0.0, 1.0, {}) == {}
     assert machine_cpu_text({}).endswith("not measured (no /proc/stat)")
+
+
+def test_the_machine_says_how_fast_it_is_so_runs_on_different_machines_compare() -> None:
+    from dashboard.bench.report import machine
+
+    assert machine()["python_work_ms"] > 0
