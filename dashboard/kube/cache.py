@@ -572,6 +572,7 @@ class ClusterCache:
         return found
 
     def inputs(self, rollout_uid: str) -> RolloutInputs | None:
+        """The objects ``rollout_uid``'s view is built from, decoded (each a copy of its own), or None."""
         refs = self.input_refs(rollout_uid)
         if refs is None:
             return None
