@@ -323,7 +323,8 @@ Held = tuple[str, str]  # (kind, UID) of an object in the cache
 @dataclass
 class InputRefs:
     """Which cached objects a rollout's view reads, in the groups and the order of ``RolloutInputs``:
-    found from the indexes alone, so that naming them (``ClusterCache.fingerprint``) decodes nothing."""
+    found from the indexes alone, so that naming them (``ClusterCache.fingerprint``) decodes nothing; a
+    build reads them (``ClusterCache.read_inputs``) and names them from one walk of the indexes."""
 
     rollout: Held
     replicasets: list[Held] = field(default_factory=list)
@@ -574,15 +575,17 @@ class ClusterCache:
     def inputs(self, rollout_uid: str) -> RolloutInputs | None:
         """The objects ``rollout_uid``'s view is built from, decoded (each a copy of its own), or None."""
         refs = self.input_refs(rollout_uid)
-        if refs is None:
-            return None
+        return None if refs is None else self.read_inputs(refs)
+
+    def read_inputs(self, refs: InputRefs) -> RolloutInputs:
+        """The objects ``refs`` names, decoded."""
         objects = self.objects
 
         def read(held: list[Held]) -> list[Obj]:
             return [objects[kind][uid] for kind, uid in held]
 
         return RolloutInputs(
-            rollout=objects[ROLLOUT][rollout_uid],
+            rollout=objects[ROLLOUT][refs.rollout[1]],
             replicasets=read(refs.replicasets),
             pods=read(refs.pods),
             analysisruns=read(refs.analysisruns),
@@ -593,13 +596,10 @@ class ClusterCache:
             autoscalers=read(refs.autoscalers),
         )
 
-    def fingerprint(self, rollout_uid: str, salt: bytes) -> bytes | None:
-        """What names ``rollout_uid``'s inputs exactly (``dashboard.kube.fingerprint``): each object's
+    def fingerprint(self, refs: InputRefs, salt: bytes) -> bytes:
+        """What names the inputs ``refs`` names exactly (``dashboard.kube.fingerprint``): each object's
         kept JSON text — what its view is built from, not decoded — or, for the few kinds kept decoded,
-        its UID and resourceVersion. None when the rollout is not cached."""
-        refs = self.input_refs(rollout_uid)
-        if refs is None:
-            return None
+        its UID and resourceVersion."""
         names = ([self._name(kind, uid) for kind, uid in group] for group in refs.groups())
         return inputs_fingerprint(names, salt)
 

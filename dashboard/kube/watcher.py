@@ -768,8 +768,10 @@ class Watcher:
                 break
             batch.uids.append(uid)
             batch.built[uid] = self._dirty.get(uid)
-            inputs: RolloutInputs | CanaryInputs | None = self.cache.inputs(uid)
-            inputs = inputs or self.cache.canary_inputs(uid)
+            refs = self.cache.input_refs(uid)
+            inputs: RolloutInputs | CanaryInputs | None = (
+                self.cache.read_inputs(refs) if refs is not None else self.cache.canary_inputs(uid)
+            )
             if inputs is None:
                 if uid in self._keys:
                     batch.removals.append(uid)
@@ -782,10 +784,8 @@ class Watcher:
             if view is None:
                 continue
             view_digest = digest(view)
-            rollout = isinstance(inputs, RolloutInputs)
-            fingerprint = self.cache.fingerprint(uid, self._salt) if rollout else None
-            if fingerprint is not None:
-                record = Built(fingerprint, view_digest, uid in self._timed)
+            if refs is not None:  # a Rollout: its record says what its view was built from
+                record = Built(self.cache.fingerprint(refs, self._salt), view_digest, uid in self._timed)
                 batch.records[view_key(view)] = record.encode()  # the bus's key of the view it describes
             if self._digest.get(uid) == view_digest:
                 self.stats.unchanged += 1
@@ -972,7 +972,8 @@ class Watcher:
                 continue
             self._held_unread.add(uid)
             record = Built.decode(records[key]) if key in records and first_seen else None
-            if record is not None and record.fingerprint == self.cache.fingerprint(uid, self._salt):
+            refs = self.cache.input_refs(uid) if record is not None else None
+            if record and refs and record.fingerprint == self.cache.fingerprint(refs, self._salt):
                 self._digest[uid] = record.digest
                 if record.timed:  # its view moves with the clock: rechecked on the usual round
                     self._timed[uid] = None

@@ -146,8 +146,9 @@ async def test_the_record_names_the_inputs_the_view_was_built_from() -> None:
     bus = new_bus()
     watcher = await running(bus, FLEET)
     record = Built.decode((await bus.built_records("prod"))["prod/shop/a"])
-    assert record is not None
-    assert record.fingerprint == watcher.cache.fingerprint("uid-a", watcher._salt)
+    refs = watcher.cache.input_refs("uid-a")
+    assert record is not None and refs is not None
+    assert record.fingerprint == watcher.cache.fingerprint(refs, watcher._salt)
     assert not record.timed
 
 
