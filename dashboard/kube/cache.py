@@ -458,8 +458,7 @@ class ClusterCache:
     def root_names(self) -> dict[str, NameKey]:
         """The (namespace, name) of every object a view is built for (Rollouts and Canaries) by UID, from
         the indexes: nothing is decoded (a resync reads it for 10,000 rollouts)."""
-        indexes = (self.rollout_by_name, self.canary_by_name)
-        return {uid: key for index in indexes for key, uid in index.items()}
+        return {**self.rollout_names, **{uid: key for key, uid in self.canary_by_name.items()}}
 
     def root_count(self) -> int:
         return len(self.objects[ROLLOUT]) + len(self.objects[CANARY])
