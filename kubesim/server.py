@@ -998,6 +998,11 @@ class ApiServer:
         fields = parse_field_selector(rt.key, q["fieldSelector"]) if q.get("fieldSelector") else []
         rv = q.get("resourceVersion", "")
         wanted = _parse_rv(rv) if rv not in ("", "0") else None
+        if wanted is not None and wanted > self.store.resource_version:
+            # Like an API server whose watch cache is fresh: a version it has not reached (another
+            # server's, or one from before the store was replaced) is refused, not waited for.
+            current = self.store.resource_version
+            raise HTTPStatusError(504, "Timeout", f"Too large resource version: {wanted}, current: {current}")
         expire = self.faults.take_expire()
         if expire == "status":
             raise Gone(f"too old resource version: {rv or 0} ({self.store.resource_version + 1})")

@@ -32,8 +32,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from dashboard.bench.processes import compile_sources
 from dashboard.bench.truth import bus_rows
@@ -43,6 +46,11 @@ from dashboard.bench.watch import cpu_seconds, process_memory
 WATCHER_CURRENT = "the fleet is current on the bus"
 RESYNCED = re.compile(
     r"resynced \(\d+ held, \d+ current: (?P<kept>\d+) kept as built, (?P<built>\d+) to build\)"
+)
+# And when it hands its cache off on stopping, and resumes from it (dashboard.kube.handoff).
+HANDED_OFF = re.compile(r"handed off (?P<watches>\d+) watches \((?P<mb>[\d.]+) MB\) in (?P<seconds>[\d.]+)s")
+RESUMED = re.compile(
+    r"resumed (?P<resumed>\d+) of \d+ watches from the last watcher's handoff in (?P<seconds>[\d.]+)s"
 )
 
 
@@ -55,9 +63,11 @@ class Restart:
     built: int  # views it built again
     cpu_seconds: float
     rows_differing: int | None  # bus fleet rows that differ from the simulator's truth (None: not checked)
+    handoff: dict[str, float]  # the stopped watcher's handoff (watches, MB, seconds) and the resumption's
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            **{f"restart_{name}": value for name, value in self.handoff.items()},
             "restart_seconds": round(self.seconds, 2),
             "restart_list_seconds": round(self.listed_seconds, 2) if self.listed_seconds else None,
             "restart_rollouts_changed_while_away": self.changed,
@@ -105,12 +115,14 @@ class _WatcherRun:
                 "--no-history"]
         self.marks: dict[str, float] = {}
         self.resync: dict[str, int] = {}
+        self.handoff: dict[str, float] = {}
         compile_sources()
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             args, env=environment, cwd=Path(__file__).resolve().parents[2], stderr=subprocess.PIPE, text=True
         )
-        threading.Thread(target=self._read, name="watcher-log", daemon=True).start()
+        self.reader = threading.Thread(target=self._read, name="watcher-log", daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -121,6 +133,14 @@ class _WatcherRun:
             counts = RESYNCED.search(line)
             if counts and not self.resync:
                 self.resync = {"kept": int(counts["kept"]), "built": int(counts["built"])}
+            handed = HANDED_OFF.search(line)
+            if handed:
+                self.handoff |= {"handoff_watches": int(handed["watches"]), "handoff_mb": float(handed["mb"]),
+                                 "handoff_save_seconds": float(handed["seconds"])}
+            resumed = RESUMED.search(line)
+            if resumed:
+                self.handoff |= {"handoff_resumed_watches": int(resumed["resumed"]),
+                                 "handoff_read_seconds": float(resumed["seconds"])}
             if "Traceback" in line or "ERROR" in line:
                 sys.stderr.write(line)
 
@@ -143,7 +163,7 @@ class _WatcherRun:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
-
+        self.reader.join(5)  # its last lines (the handoff) are read
 
 def measure_cold_start(
     *,
@@ -174,19 +194,29 @@ def measure_cold_start(
         cold = ColdStart(rollouts, seconds, run.marks.get(_WatcherRun.MARKS[0]), peak, rss, cpu)
         if while_away is not None:
             run.stop()
+            handed_off = run.handoff
             changed = while_away()
+            # The rows the restarted watcher must change: the cluster is quiet now, so its truth is fixed.
+            expected = truth() if truth is not None else None
+            pending = _rows_to_change(client, prefix, expected)
             run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {})
             current = _WatcherRun.MARKS[1]
-            restart_seconds = run.wait_for(lambda: current in run.marks, "a current fleet", timeout)
+            # Current: the watcher says its resync is done, and every row that was behind equals the
+            # simulator's (changes since the last watcher stopped may reach it after its resync: a watch
+            # resumed from the handoff brings them).
+            def fleet_current() -> bool:
+                return current in run.marks and _caught_up(client, prefix, pending)
+
+            restart_seconds = run.wait_for(fleet_current, "a current fleet", timeout)
             cpu = cpu_seconds(run.proc.pid)
             differing = None
-            if truth is not None:
-                expected, held = truth(), bus_rows(client, prefix)
+            if expected is not None:
+                held = bus_rows(client, prefix)
                 differing = sum(held.get(key) != row for key, row in expected.items())
                 differing += len(held.keys() - expected.keys())
             cold.restart = Restart(
                 restart_seconds, run.marks.get(_WatcherRun.MARKS[0]), changed, run.resync.get("kept", 0),
-                run.resync.get("built", 0), cpu, differing,
+                run.resync.get("built", 0), cpu, differing, {**handed_off, **run.handoff},
             )
         return cold
     finally:
@@ -194,6 +224,33 @@ def measure_cold_start(
         keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
         if keys:
             client.delete(*keys)
+
+
+def _rows_to_change(client: Any, prefix: str, expected: dict[str, str] | None) -> dict[str, str | None]:
+    """Key → the row the bus must come to hold (None: no row), for each row that differs now."""
+    if expected is None:
+        return {}
+    held = bus_rows(client, prefix)
+    pending: dict[str, str | None] = {key: row for key, row in expected.items() if held.get(key) != row}
+    pending.update(dict.fromkeys(held.keys() - expected.keys()))
+    return pending
+
+
+def _caught_up(client: Any, prefix: str, pending: dict[str, str | None]) -> bool:
+    """Whether every pending row now equals what it must become (read for those keys alone: cheap enough
+    to ask every 50 ms while the watcher is timed)."""
+    if not pending:
+        return True
+    from dashboard.bench.clients import canonical
+    from dashboard.web.fleet_index import present
+
+    keys = list(pending)
+    now = datetime.now(UTC)
+    for key, raw in zip(keys, client.hmget(f"{prefix}fleet", keys), strict=True):
+        row = canonical(present(orjson.loads(raw), now)) if raw is not None else None
+        if row != pending[key]:
+            return False
+    return True
 
 
 def run_cold_start(

@@ -539,6 +539,25 @@ class ClusterCache:
                 changes.append(("DELETED", old))
         return changes
 
+    def texts(self, kind: str, namespace: str | None) -> list[bytes] | None:
+        """The JSON text of every ``kind`` object kept (in ``namespace``, or all), as a list would give
+        them after projecting (``handoff.pack``); None when one cannot be written as JSON."""
+        store = self.objects[kind]
+        packed = store.text if isinstance(store, Packed) else None
+        found: list[bytes] = []
+        for uid in store:
+            text = packed(uid) if packed is not None else None
+            if text is None or namespace is not None:
+                obj = store[uid]
+                if namespace is not None and obj["metadata"].get("namespace") != namespace:
+                    continue
+                try:
+                    text = orjson.dumps(obj)
+                except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits
+                    return None
+            found.append(text)
+        return found
+
     def input_refs(self, rollout_uid: str) -> InputRefs | None:
         """What ``rollout_uid``'s view reads (``InputRefs``), or None when it is not cached."""
         name = self.rollout_names.get(rollout_uid)

@@ -4,7 +4,8 @@
 
 1. List (paginated, ``limit``/``continue``) and hand the full set to the sink (or each page as it comes,
    to a sink that takes pages), which diffs it against its cache — a relist rebuilds, it never trusts
-   that every event was seen.
+   that every event was seen. A sink that already holds the kind as of a resourceVersion (restored from
+   a handoff, ``Position.resume_at``) skips this list once: the watch starts at that version.
 2. Watch from the list's ``resourceVersion`` with ``allowWatchBookmarks`` and a server-side
    ``timeoutSeconds`` (jittered so a fleet of watches does not reconnect at once). Every call has a
    client-side timeout too: a stream silent for ``silence_timeout`` is dropped and resumed.
@@ -131,6 +132,19 @@ class WatchSink(Protocol):
     def failed(self, kind: str, namespace: str | None, error: str) -> None: ...
 
 
+@dataclass
+class Position:
+    """Where one watch stands, shared with its sink: ``version`` is the resourceVersion the sink's copy
+    of the kind is complete up to ("" while a list is under way: the copy is then a mix of two moments).
+
+    ``resume_at``, set before the watch starts, says the sink already holds the kind as of that version
+    (restored from a handoff, ``dashboard.kube.handoff``): the watch then starts there instead of listing,
+    and the API server sends what changed since, or 410 Gone (too old), which relists as usual."""
+
+    version: str = ""
+    resume_at: str = ""
+
+
 class Gone(Exception):
     """The resourceVersion is too old (410): relist."""
 
@@ -153,16 +167,19 @@ async def watch_kind(
     settings: WatchSettings = WatchSettings(),
     stats: WatchStats | None = None,
     project: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    position: Position | None = None,
 ) -> None:
     """List and watch ``kind`` in ``namespace`` (None: all) until cancelled.
 
     ``project`` is applied to each listed object as its page arrives: of a large list only one page of
     full objects is alive at a time, instead of all of them until the sink has them (Python keeps the
     heap they leave behind; a few hundred MB at 10,000 rollouts). A sink with ``listed_page`` takes each
-    page as it comes, so that not even the projected list is alive whole."""
+    page as it comes, so that not even the projected list is alive whole. ``position`` is kept current
+    (``Position``) and may say where to resume instead of listing first."""
     stats = stats if stats is not None else WatchStats()
+    position = position if position is not None else Position()
+    resume_at, position.resume_at = position.resume_at, ""
     seen: Callable[[str, str | None], None] = getattr(sink, "seen", _ignore)
-    listed_page: Callable[..., None] | None = getattr(sink, "listed_page", None)
     failed: Callable[[str, str | None, str], None] = getattr(sink, "failed", _ignore)
     where = f"{kind.name} in {namespace or 'all namespaces'}"
     path = kind.path(namespace)
@@ -171,32 +188,16 @@ async def watch_kind(
     missing_logged = False
     while True:
         try:
-            # 1. List, page by page; the last page's resourceVersion is where the watch starts.
-            objects: list[dict[str, Any]] = []
-            params: dict[str, str] = {**selector, "limit": str(settings.page_size)}
-            first = True
-            while True:
-                page = await api.get(path, params, Timeouts(settings.connect_timeout, settings.list_timeout))
-                items = (i for i in page.get("items") or () if isinstance(i, dict))
-                kept = list(map(project, items) if project is not None else items)
-                metadata = page.get("metadata") or {}
-                del page, items
-                if listed_page is not None:
-                    listed_page(kind.name, namespace, kept, first=first)
-                else:
-                    objects.extend(kept)
-                del kept
-                first = False
-                if not metadata.get("continue"):
-                    break
-                params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}
-            version = str(metadata.get("resourceVersion") or "")
-            stats.lists += 1
-            sink.listed(kind.name, namespace, objects)
-            seen(kind.name, namespace)
-            del objects
-            missing_logged = False
-            delay = settings.backoff_initial
+            # 1. List, page by page; the last page's resourceVersion is where the watch starts. Not when
+            # the sink already holds the kind as of a version (a handoff): the watch starts there.
+            version, resume_at = resume_at, ""
+            if not version:
+                version = await _list(api, kind, namespace, sink, settings, project, position)
+                stats.lists += 1
+                seen(kind.name, namespace)
+                missing_logged = False
+                delay = settings.backoff_initial
+            position.version = version
 
             # 2-3. Watch sessions, each resuming where the last one ended.
             while True:
@@ -211,9 +212,10 @@ async def watch_kind(
                     watch_params["resourceVersion"] = version
                 timeouts = Timeouts(settings.connect_timeout, settings.silence_timeout)
                 async for event in api.watch(path, watch_params, timeouts):
-                    version = _handle_event(kind, event, sink, version, stats)
+                    version = position.version = _handle_event(kind, event, sink, version, stats)
                     seen(kind.name, namespace)  # events and bookmarks alike: the stream is alive
                 seen(kind.name, namespace)  # the server ended it normally: alive too
+                delay = settings.backoff_initial
 
         except asyncio.CancelledError:
             raise
@@ -255,6 +257,41 @@ async def watch_kind(
         # 4. Full jitter: a fleet of watchers that lost the same server does not return in lockstep.
         await asyncio.sleep(random.uniform(0, delay))
         delay = min(delay * 2, settings.backoff_max)
+
+
+async def _list(
+    api: KubeApi,
+    kind: Kind,
+    namespace: str | None,
+    sink: WatchSink,
+    settings: WatchSettings,
+    project: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    position: Position,
+) -> str:
+    """List ``kind`` page by page into the sink; returns the list's resourceVersion."""
+    position.version = ""  # from the first page on, the sink's copy is a mix until the list is done
+    listed_page: Callable[..., None] | None = getattr(sink, "listed_page", None)
+    path, selector = kind.path(namespace), kind.selectors()
+    objects: list[dict[str, Any]] = []
+    params: dict[str, str] = {**selector, "limit": str(settings.page_size)}
+    first = True
+    while True:
+        page = await api.get(path, params, Timeouts(settings.connect_timeout, settings.list_timeout))
+        items = (i for i in page.get("items") or () if isinstance(i, dict))
+        kept = list(map(project, items) if project is not None else items)
+        metadata = page.get("metadata") or {}
+        del page, items
+        if listed_page is not None:
+            listed_page(kind.name, namespace, kept, first=first)
+        else:
+            objects.extend(kept)
+        del kept
+        first = False
+        if not metadata.get("continue"):
+            break
+        params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}
+    sink.listed(kind.name, namespace, objects)
+    return str(metadata.get("resourceVersion") or "")
 
 
 def _ignore(*args: Any) -> None:

@@ -79,8 +79,11 @@ from dashboard.kube.cache import (
 from dashboard.kube.cache import project as project_object
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.fingerprint import Built, build_salt
+from dashboard.kube.handoff import HandoffRefused, Resumable, WatchKey
+from dashboard.kube.handoff import pack as pack_handoff
+from dashboard.kube.handoff import unpack as unpack_handoff
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
-from dashboard.kube.watch import WATCHED_KINDS, Kind, WatchSettings, WatchStats, watch_kind
+from dashboard.kube.watch import WATCHED_KINDS, Kind, Position, WatchSettings, WatchStats, watch_kind
 from dashboard.live.bus import BusError, LiveBus, view_key
 from dashboard.live.lease import Lease, LeaseState
 from dashboard.metrics.baseline import BaselineCache
@@ -179,6 +182,9 @@ class PipelineSettings:
     # The cyclic collector is paused while the initial lists are read (Watcher.hold_gc), at most this long.
     gc_hold_seconds: float = 60.0
     baseline_concurrency: int = 4  # Prometheus refreshes in flight at once
+    # How long the cache handed off on stopping is kept for the next watcher (``dashboard.kube.handoff``;
+    # 0: none). An API server's watch cache holds a few minutes of changes; older ones get 410 Gone.
+    handoff_seconds: float = 300.0
     thresholds: Thresholds = field(default_factory=Thresholds)
 
 
@@ -301,6 +307,7 @@ class Watcher:
         self._gc_held = False  # hold_gc
         self._gc_timer: asyncio.TimerHandle | None = None
         self._listings: dict[tuple[str, str | None], tuple[Listing, datetime]] = {}  # lists under way
+        self._positions: dict[WatchKey, Position] = {}  # where each watch stands (what a handoff keeps)
 
     # ---- the sink of the watch loops ---------------------------------------------------------------------
 
@@ -446,7 +453,8 @@ class Watcher:
             await self._served_event(kind.requires, namespace).wait()
         # A recording keeps the objects as listed; otherwise they are projected page by page (memory).
         project = None if self.record_to is not None else functools.partial(project_object, kind.name)
-        await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats, project)
+        position = self._positions.setdefault((kind.name, namespace), Position())
+        await watch_kind(api, kind, namespace, self, self.watch_settings, self.watch_stats, project, position)
 
     def _rescope(self) -> None:
         """Watch each scoped kind exactly in the namespaces where a root reads one (only while running).
@@ -458,12 +466,7 @@ class Watcher:
             return
         self._scopes_seen = self.cache.read_scopes_changes
         scoped = {k.name: k for k in self.kinds if k.scoped}
-        everywhere = self.namespaces == (None,)
-        wanted = {
-            (kind, ns)
-            for kind, ns in self.cache.read_scopes
-            if kind in scoped and (everywhere or ns in self.namespaces)
-        }
+        wanted = self._wanted_scopes()
         for key in wanted - self._scoped.keys():
             kind, ns = key
             self._scoped[key] = asyncio.create_task(
@@ -473,8 +476,19 @@ class Watcher:
             kind, ns = key
             self._scoped.pop(key).cancel()
             self._health.pop((kind, ns), None)
+            self._positions.pop((kind, ns), None)
             affected, _, _ = self.cache.replace(kind, ns, [])
             self._mark(affected)
+
+    def _wanted_scopes(self) -> set[tuple[str, str]]:
+        """The (scoped kind, namespace) pairs some root reads, among the namespaces watched."""
+        scoped = {k.name for k in self.kinds if k.scoped}
+        everywhere = self.namespaces == (None,)
+        return {
+            (kind, ns)
+            for kind, ns in self.cache.read_scopes
+            if kind in scoped and (everywhere or ns in self.namespaces)
+        }
 
     def _check_ready(self) -> None:
         # Scoped watches start later (with the Rollouts that need them): the first publish does not wait.
@@ -537,8 +551,9 @@ class Watcher:
     # ---- running -----------------------------------------------------------------------------------------
 
     async def run(self, api: KubeApi) -> None:
-        """Watch every kind, hold/seek the lease and publish, until cancelled."""
+        """Watch every kind, hold/seek the lease and publish, until cancelled; then hand the cache off."""
         self.hold_gc()
+        await self.take_handoff(api.host)
         tasks = [
             asyncio.create_task(self._watch(api, kind, ns), name=f"watch-{kind.name}-{ns or 'all'}")
             for kind in self.kinds
@@ -562,7 +577,73 @@ class Watcher:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self.hand_off(api.host)
             await self.lease.release()
+
+    # ---- the handoff between two runs (dashboard.kube.handoff) ------------------------------------------
+
+    async def take_handoff(self, server: str) -> None:
+        """Fill the cache from the last watcher's handoff, if there is a usable one: each watch it kept is
+        applied like a list (and relisted if the API server no longer reaches its version)."""
+        if not self.settings.handoff_seconds or self.record_to is not None:
+            return  # a recording keeps whole objects as listed; the handoff keeps projections
+        started = time.monotonic()
+        try:
+            fields = await self.bus.load_handoff(self.cluster)
+        except BusError as error:
+            log.warning("%s: the last watcher's handoff could not be read (%s); listing everything",
+                        self.cluster, error)
+            return
+        if not fields:
+            return
+        try:
+            watches = unpack_handoff(fields, server=server)
+        except HandoffRefused as error:
+            log.info("%s: not resuming from the last watcher's handoff: %s", self.cluster, error)
+            return
+        del fields
+        # The kinds watched everywhere first (in order: a kind that requires another comes after it), then
+        # the routing objects and autoscalers the restored roots read, and nothing else.
+        roots = [(k.name, ns) for k in self.kinds if not k.scoped for ns in self.namespaces]
+        resumed = [self._resume(watches[key]) for key in roots if key in watches]
+        resumed += [self._resume(watches[key]) for key in sorted(self._wanted_scopes()) if key in watches]
+        log.info("%s: resumed %d of %d watches from the last watcher's handoff in %.2fs (%d roots)",
+                 self.cluster, sum(resumed), len(resumed), time.monotonic() - started,
+                 self.cache.root_count())
+
+    def _resume(self, watch: Resumable) -> bool:
+        """Apply one watch of a handoff as a list, and start that watch at its version."""
+        key = (watch.kind, watch.namespace)
+        try:
+            for index, page in enumerate(watch.pages()):
+                self.listed_page(watch.kind, watch.namespace, page, first=index == 0)
+        except ValueError as error:  # a damaged line: the watch lists, and that list puts the cache right
+            self._listings.pop(key, None)
+            log.warning("%s: the handoff's %s is damaged (%s); listing it", self.cluster, watch.kind, error)
+            return False
+        self.listed(watch.kind, watch.namespace, [])
+        self._positions[key] = Position(resume_at=watch.version)
+        return True
+
+    async def hand_off(self, server: str) -> None:
+        """Leave the cache on the bus for the next watcher, as of where each watch stands."""
+        if not self.settings.handoff_seconds or self.record_to is not None:
+            return
+        versions = {key: position.version for key, position in self._positions.items() if position.version}
+        if not versions:
+            return
+        started = time.monotonic()
+        fields = pack_handoff(self.cache, versions, server=server, saved_at=time.time())
+        try:
+            async with asyncio.timeout(10.0):
+                await self.bus.save_handoff(self.cluster, fields, self.settings.handoff_seconds)
+        except (BusError, TimeoutError) as error:
+            log.warning("%s: the handoff could not be saved (%s); the next watcher lists everything",
+                        self.cluster, error or "timed out")
+            return
+        size = sum(map(len, fields.values()))
+        log.info("%s: handed off %d watches (%.1f MB) in %.2fs", self.cluster, len(fields) - 1, size / 1e6,
+                 time.monotonic() - started)
 
     async def keep_lease(self) -> None:
         while True:

@@ -87,6 +87,12 @@ class LiveBus(Protocol):
 
     async def cluster_reports(self) -> dict[str, dict[str, Any]]: ...
 
+    # A watcher's handoff (``dashboard.kube.handoff``): its fields replace the cluster's last one whole,
+    # and expire after ``ttl`` seconds; ``load_handoff`` gives them ({} when there is none).
+    async def save_handoff(self, cluster: str, fields: Mapping[str, bytes], ttl: float) -> None: ...
+
+    async def load_handoff(self, cluster: str) -> dict[str, bytes]: ...
+
 
 def view_key(view: Mapping[str, Any]) -> str:
     return f"{view.get('cluster')}/{view.get('namespace')}/{view.get('name')}"
@@ -362,6 +368,19 @@ class RedisBus:
         raw = await self._call("hgetall", self.clusters_key)
         return {_text(k): _loads(_text(v)) for k, v in raw.items()}
 
+    async def save_handoff(self, cluster: str, fields: Mapping[str, bytes], ttl: float) -> None:
+        key = f"{self.prefix}handoff:{cluster}"
+        with _talking_to_redis("saving the watcher's handoff to Redis"):
+            async with self._redis().pipeline(transaction=True) as pipe:
+                pipe.delete(key)
+                pipe.hset(key, mapping=dict(fields))
+                pipe.pexpire(key, max(1, int(ttl * 1000)))
+                await pipe.execute()
+
+    async def load_handoff(self, cluster: str) -> dict[str, bytes]:
+        fields = await self._call("hgetall", f"{self.prefix}handoff:{cluster}")
+        return {_text(field): bytes(value) for field, value in fields.items()}
+
     async def _call(self, command: str, *args: Any) -> Any:
         with _talking_to_redis(f"Redis {command.upper()}"):
             return await getattr(self._redis(), command)(*args)
@@ -470,6 +489,15 @@ class MemoryBus:
         with self._store.lock:
             return dict(self._store.clusters)
 
+    async def save_handoff(self, cluster: str, fields: Mapping[str, bytes], ttl: float) -> None:
+        with self._store.lock:
+            self._store.handoffs[cluster] = (time.monotonic() + ttl, dict(fields))
+
+    async def load_handoff(self, cluster: str) -> dict[str, bytes]:
+        with self._store.lock:
+            expires, fields = self._store.handoffs.get(cluster, (0.0, {}))
+            return dict(fields) if expires > time.monotonic() else {}
+
 
 class _MemoryStore:
     def __init__(self, maxlen: int) -> None:
@@ -479,6 +507,7 @@ class _MemoryStore:
         self.built: dict[str, bytes] = {}
         self.stream: deque[tuple[str, Entry]] = deque(maxlen=maxlen)
         self.clusters: dict[str, dict[str, Any]] = {}
+        self.handoffs: dict[str, tuple[float, dict[str, bytes]]] = {}  # cluster → (expires, fields)
         # Readers waiting for the next write, each on its own event loop (the watcher and the web server
         # may run on different threads in embedded mode).
         self.waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()

@@ -124,6 +124,8 @@ def test_events_about_anything_but_a_canary_are_not_kept() -> None:
 class FakeApi:
     """Empty lists (404 for the Canary CRD unless ``flagger``), and watches that stay silent."""
 
+    host = "https://fake.invalid"  # the server a handoff is kept for
+
     def __init__(self, flagger: bool, canaries: list[dict[str, Any]] | None = None) -> None:
         self.flagger = flagger
         self.canaries = canaries or []

@@ -141,6 +141,8 @@ class FakeApi:
     """Lists ``rollouts`` (and nothing else), 404 for the Istio CRDs unless ``istio`` and for every API
     group in ``missing``; silent watches."""
 
+    host = "https://fake.invalid"  # the server a handoff is kept for
+
     def __init__(
         self, rollouts: list[dict[str, Any]], *, istio: bool = True, missing: tuple[str, ...] = ()
     ) -> None:

@@ -293,6 +293,13 @@ async def test_watch_from_a_compacted_version_gets_an_expired_error_event(api: A
     assert (status, body["code"]) == (410, 410)
 
 
+async def test_watch_from_a_version_the_server_has_not_reached_is_refused_as_too_large(api: Api) -> None:
+    ahead = api.store.resource_version + 1000  # another server's version, or one from before a reset
+    status, body = await api.call("GET", f"{RO}/rollouts?watch=true&resourceVersion={ahead}")
+    assert (status, body["code"], body["reason"]) == (504, 504, "Timeout")
+    assert body["message"].startswith(f"Too large resource version: {ahead}")
+
+
 async def test_watch_sends_bookmarks_when_allowed(api: Api) -> None:
     await api.call("POST", f"{RO}/namespaces/shop/rollouts", rollout())
     rv = api.store.resource_version

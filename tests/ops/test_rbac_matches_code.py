@@ -70,6 +70,8 @@ def parse_path(path: str) -> tuple[str, str, bool]:
 class RecordingApi:
     """Answers one empty list, then ends the watch loop at its first watch request."""
 
+    host = "https://fake.invalid"  # the server a handoff is kept for
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, dict[str, str]]] = []
 
