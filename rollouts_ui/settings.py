@@ -153,6 +153,9 @@ ENVIRONMENTS_ORDER = env_list("ENVIRONMENTS_ORDER", ["dev", "test", "qa", "stagi
 LIVE_STREAM_MAXLEN = env_int("LIVE_STREAM_MAXLEN", 10_000, minimum=100)
 LIVE_REDIS_PREFIX = env_str("LIVE_REDIS_PREFIX", "rollouts-ui:")
 STUCK_AT_STEP_ZERO_SECONDS = env_int("STUCK_AT_STEP_ZERO_SECONDS", 300, minimum=1)
+# How long a stopped watcher's handoff (its cache, for the next watcher to resume from) stays in Redis;
+# 0 turns it off (dashboard.kube.handoff).
+WATCHER_HANDOFF_SECONDS = env_int("WATCHER_HANDOFF_SECONDS", 300, minimum=0, maximum=3600)
 # Prometheus per cluster ("prod=http://prometheus.prod:9090,…"); see dashboard/metrics/config.py.
 PROMETHEUS_URLS = env_str("PROMETHEUS_URLS", "")
 PROMETHEUS_TIMEOUT_SECONDS = env_int("PROMETHEUS_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)

@@ -94,19 +94,22 @@ def object_problem(kind: str, obj: Any) -> str | None:
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         return f"{kind} has no metadata.name"
-    label = f"{kind} {str(meta.get('namespace'))[:100]}/{name[:100]}"
     uid = meta.get("uid")
     if not isinstance(uid, str) or not uid or len(uid) > 128:
-        return f"{label} has no valid metadata.uid"
+        return f"{_label(kind, meta, name)} has no valid metadata.uid"
     if not isinstance(meta.get("namespace", ""), str):
-        return f"{label} has a non-string metadata.namespace"
+        return f"{_label(kind, meta, name)} has a non-string metadata.namespace"
     owners = meta.get("ownerReferences", [])
     if owners is not None and (not isinstance(owners, list) or not all(_is_map(o) for o in owners)):
-        return f"{label} has malformed metadata.ownerReferences"
+        return f"{_label(kind, meta, name)} has malformed metadata.ownerReferences"
     for section in ("spec", "status"):
         if obj.get(section) is not None and not _is_map(obj.get(section)):
-            return f"{label} has a {section} that is not an object"
+            return f"{_label(kind, meta, name)} has a {section} that is not an object"
     return None
+
+
+def _label(kind: str, meta: Mapping[str, Any], name: str) -> str:
+    return f"{kind} {str(meta.get('namespace'))[:100]}/{name[:100]}"  # only for the message: every event
 
 
 def _is_map(value: Any) -> bool:
@@ -378,6 +381,10 @@ class Packed(MutableMapping[str, Obj]):
         except TypeError:  # orjson.JSONEncodeError
             self._data[uid] = obj
 
+    def put_text(self, uid: str, text: bytes) -> None:
+        """Keep ``text``, the JSON this class wrote of an object (a handoff's), as that object."""
+        self._data[uid] = text
+
     def text(self, uid: str) -> bytes | None:
         """The JSON text kept for ``uid`` (None when it is absent or kept as it is), not decoded."""
         value = self._data.get(uid)
@@ -539,6 +546,25 @@ class ClusterCache:
                 changes.append(("DELETED", old))
         return changes
 
+    def restore(self, kind: str, texts: Iterable[bytes]) -> tuple[set[str], list[Obj]]:
+        """Fill the empty ``kind`` from a handoff (``texts`` gave them): each object applied as a list would
+        apply it, but not projected again and, when packed, kept as the very text it came as. Returns the
+        rollouts to rebuild and, of Rollouts, the objects (the watcher observes each). Raises ValueError
+        (MalformedObject, or not JSON): the caller then empties the kind and lists it."""
+        affected: set[str] = set()
+        roots: list[Obj] = []
+        for text in texts:
+            obj = orjson.loads(text)
+            problem = object_problem(kind, obj)
+            if problem:
+                raise MalformedObject(problem)
+            uid = uid_of(obj)
+            self._store(kind, uid, obj, text)
+            affected |= self._rollouts_of(uid, kind)
+            if kind == ROLLOUT:
+                roots.append(obj)
+        return affected, roots
+
     def texts(self, kind: str, namespace: str | None) -> list[bytes] | None:
         """The JSON text of every ``kind`` object kept (in ``namespace``, or all), as a list would give
         them after projecting (``handoff.pack``); None when one cannot be written as JSON."""
@@ -656,10 +682,15 @@ class ClusterCache:
         store = self.objects[kind]
         return [(kind, uid) for uid in sorted(self.children.get(owner, ())) if uid in store]
 
-    def _store(self, kind: str, uid: str, obj: Obj) -> None:
+    def _store(self, kind: str, uid: str, obj: Obj, text: bytes | None = None) -> None:
+        """Keep and index ``obj``; ``text``: its JSON as a ``Packed`` store writes it, when at hand."""
         if uid in self.kind_of:  # else nothing is indexed for it (a list's new objects: most of them)
             self._unindex(uid)
-        self.objects[kind][uid] = obj
+        store = self.objects[kind]
+        if text is not None and type(store) is Packed:
+            store.put_text(uid, text)
+        else:
+            store[uid] = obj
         self.kind_of[uid] = kind
         owners = owner_uids(obj)
         if owners:  # most objects have none (Events: half the cache): no entry for them at all

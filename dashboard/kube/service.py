@@ -31,6 +31,7 @@ def lease_for(cluster: str, prefix: str | None = None) -> Lease:
 def pipeline_settings(**overrides: Any) -> PipelineSettings:
     """The watcher's settings with the diagnostics' thresholds from the Django settings."""
     thresholds = Thresholds(stuck_at_step_zero_seconds=float(settings.STUCK_AT_STEP_ZERO_SECONDS))
+    overrides.setdefault("handoff_seconds", float(settings.WATCHER_HANDOFF_SECONDS))
     return PipelineSettings(thresholds=thresholds, **overrides)
 
 

@@ -328,7 +328,10 @@ class Watcher:
         if objects:
             self._apply_listed(kind, listing, at, objects)
         self._list_changes(kind, self.cache.list_done(listing), at)
-        affected = listing.affected
+        self._whole(kind, namespace, listing.affected, at)
+
+    def _whole(self, kind: str, namespace: str | None, affected: set[str], at: datetime) -> None:
+        """The cache holds all of ``kind`` (in ``namespace``) now: a list ended, or a handoff was read."""
         if kind in ROUTED_KINDS:
             self._observe_routed(affected, at)
         if kind in (ROLLOUT, CANARY):
@@ -577,7 +580,9 @@ class Watcher:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await self.hand_off(api.host)
+            # In a task of its own: this one is being cancelled, and the bus raises a pending cancellation
+            # again after each Redis call (``bus.resume_cancellation``). A second cancel still stops it.
+            await asyncio.create_task(self.hand_off(api.host), name="handoff")
             await self.lease.release()
 
     # ---- the handoff between two runs (dashboard.kube.handoff) ------------------------------------------
@@ -613,16 +618,18 @@ class Watcher:
 
     def _resume(self, watch: Resumable) -> bool:
         """Apply one watch of a handoff as a list, and start that watch at its version."""
-        key = (watch.kind, watch.namespace)
+        kind, namespace, at = watch.kind, watch.namespace, self.clock()
         try:
-            for index, page in enumerate(watch.pages()):
-                self.listed_page(watch.kind, watch.namespace, page, first=index == 0)
-        except ValueError as error:  # a damaged line: the watch lists, and that list puts the cache right
-            self._listings.pop(key, None)
-            log.warning("%s: the handoff's %s is damaged (%s); listing it", self.cluster, watch.kind, error)
+            affected, rollouts = self.cache.restore(kind, watch.texts())
+        except ValueError as error:  # damaged: what it gave goes, and the watch lists instead
+            self.cache.replace(kind, namespace, [])
+            log.warning("%s: the handoff's %s is damaged (%s); listing it", self.cluster, kind, error)
             return False
-        self.listed(watch.kind, watch.namespace, [])
-        self._positions[key] = Position(resume_at=watch.version)
+        for rollout in rollouts:  # as a list's changes are
+            self._observe("ADDED", rollout, at)
+        self.stats.changes += len(rollouts)
+        self._whole(kind, namespace, affected, at)
+        self._positions[(kind, namespace)] = Position(resume_at=watch.version)
         return True
 
     async def hand_off(self, server: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from dashboard.kube.cache import ClusterCache, Kept, Listing
+from dashboard.kube.cache import ClusterCache, Packed
 from dashboard.kube.handoff import META, HandoffRefused, pack, unpack
 from tests.domain.findings.builders import analysis_run, rollout
 
@@ -21,13 +21,10 @@ def filled() -> ClusterCache:
 
 
 def restored(fields: dict[str, bytes]) -> ClusterCache:
-    """A new cache given the handoff's watches as lists, the way the watcher applies them."""
+    """A new cache filled from the handoff's watches, the way the watcher fills it."""
     cache = ClusterCache()
     for watch in unpack(fields, server=SERVER).values():
-        listing = Listing(watch.kind, watch.namespace)
-        for page in watch.pages(size=1):
-            cache.list_page(listing, page)
-        cache.list_done(listing)
+        cache.restore(watch.kind, watch.texts())
     return cache
 
 
@@ -47,11 +44,23 @@ def test_a_handoff_gives_back_the_cache_it_was_packed_from() -> None:
     assert again.fingerprint(refs_again, b"s") == cache.fingerprint(refs, b"s"), "its views are kept"
 
 
-def test_the_objects_come_back_projected_already() -> None:
-    fields = pack(filled(), {("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
-    (watch,) = unpack(fields, server=SERVER).values()
-    (page,) = list(watch.pages())
-    assert [type(obj) for obj in page] == [Kept]
+def test_the_objects_come_back_as_the_very_text_the_cache_kept() -> None:
+    cache = filled()
+    again = restored(pack(cache, {("Rollout", None): "7"}, server=SERVER, saved_at=1.0))
+    uid = next(iter(cache.rollouts()))
+    assert isinstance(again.objects["Rollout"], Packed)
+    assert again.objects["Rollout"].text(uid) == cache.objects["Rollout"].text(uid)  # type: ignore[attr-defined]
+
+
+def test_restoring_names_the_rollouts_to_build_like_a_list() -> None:
+    cache = filled()
+    fields = pack(cache, {("Rollout", None): "7", ("AnalysisRun", None): "8"}, server=SERVER, saved_at=1.0)
+    watches = unpack(fields, server=SERVER)
+    empty = ClusterCache()
+    affected, rollouts = empty.restore("Rollout", watches[("Rollout", None)].texts())
+    assert affected == set(cache.rollouts()) and [r["metadata"]["name"] for r in rollouts] == ["checkout"]
+    affected, rollouts = empty.restore("AnalysisRun", watches[("AnalysisRun", None)].texts())
+    assert affected == set(cache.rollouts()) and rollouts == []
 
 
 def test_a_watch_without_a_version_is_left_out() -> None:
@@ -66,13 +75,13 @@ def test_a_namespaced_watch_keeps_only_its_namespace() -> None:
     other["metadata"] |= {"namespace": "billing", "uid": "uid-billing"}
     cache.apply("Rollout", "ADDED", other)
     fields = pack(cache, {("Rollout", "billing"): "9"}, server=SERVER, saved_at=1.0)
-    (page,) = list(unpack(fields, server=SERVER)[("Rollout", "billing")].pages())
-    assert [obj["metadata"]["namespace"] for obj in page] == ["billing"]
+    texts = unpack(fields, server=SERVER)[("Rollout", "billing")].texts()
+    assert [orjson.loads(text)["metadata"]["namespace"] for text in texts] == ["billing"]
 
 
 def test_an_empty_watch_is_handed_off_as_empty() -> None:
     fields = pack(ClusterCache(), {("Pod", None): "3"}, server=SERVER, saved_at=1.0)
-    assert list(unpack(fields, server=SERVER)[("Pod", None)].pages()) == []
+    assert unpack(fields, server=SERVER)[("Pod", None)].texts() == []
 
 
 @pytest.mark.parametrize(
@@ -100,9 +109,14 @@ def test_a_handoff_from_another_api_server_is_refused() -> None:
         unpack(fields, server="https://other.example:6443")
 
 
-def test_a_damaged_line_is_an_error_when_its_page_is_read() -> None:
+def test_a_damaged_field_is_an_error_naming_its_kind() -> None:
     fields = pack(filled(), {("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
-    fields["Rollout/"] += b"\n{broken"
-    watch = unpack(fields, server=SERVER)[("Rollout", None)]
+    fields["Rollout/"] = fields["Rollout/"][:-9]
+    with pytest.raises(ValueError, match="the handoff's Rollout cannot be decompressed"):
+        unpack(fields, server=SERVER)[("Rollout", None)].texts()
+
+
+@pytest.mark.parametrize("line", [b"{broken", b"[]", b'{"metadata": {}}'])
+def test_restoring_a_line_that_is_not_a_kept_object_is_an_error(line: bytes) -> None:
     with pytest.raises(ValueError):
-        list(watch.pages())
+        ClusterCache().restore("Rollout", [line])

@@ -67,6 +67,7 @@ async def test_a_restarted_watcher_resumes_every_watch_from_the_handoff_and_list
     assert second.watch_stats.lists == 0, "every watch resumed where the first watcher left it"
     assert second.watch_stats.gone == 0
     assert "resumed" in caplog.text and "from the last watcher's handoff" in caplog.text
+    assert "handed off" in caplog.text, caplog.text[-2000:]
     await bus.close()
 
 
