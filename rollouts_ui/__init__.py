@@ -1,7 +1,5 @@
-"""Django project for rollouts-ui: settings, ASGI entry point, URLs and the Celery app."""
+"""Django project for rollouts-ui: settings, ASGI entry point, URLs and the Celery app.
 
-from __future__ import annotations
-
-from rollouts_ui.celery import app as celery_app
-
-__all__ = ["celery_app"]
+The Celery app (``rollouts_ui.celery``) is not imported here, so a Django process loads Celery only if it
+sends or runs tasks; ``celery -A rollouts_ui`` finds it by that module's name.
+"""

@@ -22,6 +22,9 @@ require_database()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (Django must be set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+# The web sends actions and notifications: Celery and their tasks load now, not at the first click.
+from dashboard.actions import tasks as action_tasks  # noqa: E402, F401
+from dashboard.notify import tasks as notify_tasks  # noqa: E402, F401
 from dashboard.web.origin import SameOriginValidator  # noqa: E402
 from dashboard.web.routing import websocket_urlpatterns  # noqa: E402
 

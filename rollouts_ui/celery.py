@@ -1,5 +1,9 @@
 """The Celery app: actions and notifications run here; in embedded mode (no REDIS_URL) tasks run inline.
 
+Only the processes that send or run tasks load Celery: the worker and beat (``-A rollouts_ui`` finds
+this module), the web server (``rollouts_ui.asgi``), and any other process at its first send (``task``):
+a watcher sends one only when its history notifies a subscription, so it starts without Celery.
+
 The beat schedule (``celery -A rollouts_ui beat``, one scheduler per installation) runs the history
 retention hourly and the notification sweep every 30 s (retries, rate-limited messages, lost tasks).
 """
@@ -7,6 +11,7 @@ retention hourly and the notification sweep every 30 s (retries, rate-limited me
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from typing import Any
 
 from celery import Celery
@@ -38,3 +43,10 @@ def _require_database(**kwargs: Any) -> None:
     from rollouts_ui.settings_check import require_database
 
     require_database()
+
+
+def task(name: str) -> Any:
+    """The registered task ``name`` (``module.function``), its module imported on first use: services send
+    their tasks by name, since the task modules import the services."""
+    import_module(name.rpartition(".")[0])
+    return app.tasks[name]

@@ -8,7 +8,3 @@ class ActionsConfig(AppConfig):
     label = "actions"
     verbose_name = "Actions and audit"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        # Registers the Celery task in every process (web too): the service sends it by name.
-        from dashboard.actions import tasks  # noqa: F401

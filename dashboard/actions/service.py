@@ -231,12 +231,12 @@ def rollout_act(
         return _replay(earlier, action, key)
     if admission.break_glass:
         guardrails.notify_break_glass(entry, admission.break_glass)
-    from celery import current_app
+    from rollouts_ui.celery import task
 
     # Sent at once, not on commit: callers are not inside a transaction (views run in autocommit), and
     # the inline (eager) mode then answers with the outcome straight away. By name: the task module
-    # imports this one (ActionsConfig.ready registers the task in every process).
-    current_app.tasks["dashboard.actions.tasks.execute_action"].delay(entry.pk)
+    # imports this one.
+    task("dashboard.actions.tasks.execute_action").delay(entry.pk)
     return entry, False
 
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
 from django.conf import settings
 
 from dashboard.actions.service import TransientKubeError, execute
+from rollouts_ui.celery import app
 
 BACKOFF_SECONDS = (1, 2, 4, 8, 16, 30, 30, 30, 30, 30)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@app.task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def execute_action(self: Any, entry_id: int) -> int:
     retries = int(self.request.retries or 0)
     give_up = retries >= settings.ACTIONS_MAX_RETRIES

@@ -3,11 +3,10 @@ even when nobody looks at them; a look (``/api/v1/requests``) or a vote closes t
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from dashboard.guardrails import service
+from rollouts_ui.celery import app
 
 
-@shared_task(ignore_result=True)
+@app.task(ignore_result=True)
 def close_due_requests() -> int:
     return service.close_due()

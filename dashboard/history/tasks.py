@@ -6,12 +6,12 @@ cluster removed, watchers scaled to zero).
 
 from __future__ import annotations
 
-from celery import shared_task
 from django.conf import settings
 
 from dashboard.history.recorder import prune_history
+from rollouts_ui.celery import app
 
 
-@shared_task(ignore_result=True)
+@app.task(ignore_result=True)
 def prune_history_task() -> int:
     return prune_history(settings.HISTORY_RETENTION_DAYS)

@@ -12,7 +12,6 @@ class NotifyConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
-        from dashboard.notify import tasks  # noqa: F401  (registers the tasks the service sends by name)
         from dashboard.notify.models import Subscription
         from dashboard.notify.service import forget_subscribed
 

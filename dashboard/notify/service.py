@@ -69,10 +69,10 @@ def notify_event(event: Mapping[str, Any]) -> None:
         return
     if prepared is None or not _anyone_subscribed():
         return
-    from celery import current_app
+    from rollouts_ui.celery import task  # Celery loads here, at a process's first notification
 
-    try:  # by name: the task module imports this one (NotifyConfig.ready registers the task)
-        current_app.tasks["dashboard.notify.tasks.dispatch_event"].delay(prepared)
+    try:  # by name: the task module imports this one
+        task("dashboard.notify.tasks.dispatch_event").delay(prepared)
     except Exception as error:  # the broker is down: the event is lost for notifications, not for history
         log.warning("could not enqueue a notification of %s (%s)", prepared["type"], type(error).__name__)
 

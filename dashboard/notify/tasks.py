@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
 from django.utils import timezone
 
 from dashboard.notify import service
 from dashboard.notify.models import Status
+from rollouts_ui.celery import app
 
 
-@shared_task(ignore_result=True)
+@app.task(ignore_result=True)
 def dispatch_event(event: dict[str, Any]) -> list[int]:
     created = service.dispatch(event)
     for notification_id in created:
@@ -25,7 +25,7 @@ def dispatch_event(event: dict[str, Any]) -> list[int]:
     return created
 
 
-@shared_task(bind=True, ignore_result=True, acks_late=True)
+@app.task(bind=True, ignore_result=True, acks_late=True)
 def deliver_notification(self: Any, notification_id: int) -> str | None:
     row = service.deliver(notification_id)
     if row is None:
@@ -36,6 +36,6 @@ def deliver_notification(self: Any, notification_id: int) -> str | None:
     return str(row.status)
 
 
-@shared_task(ignore_result=True)
+@app.task(ignore_result=True)
 def deliver_due_notifications() -> int:
     return service.deliver_due()
