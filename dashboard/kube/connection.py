@@ -1,10 +1,11 @@
 """Connecting to a Kubernetes API: kubeconfig (context selectable) or in-cluster configuration.
 
 The official client's loaders (``kubernetes.aio.config`` / ``kubernetes.config``) read the configuration
-and handle credentials (tokens, client certificates, exec plugins, refresh). The watcher then talks to
-the API through ``KubeApi``, a small aiohttp wrapper that keeps objects as plain JSON dicts: watching
-thousands of objects through the generated models would spend most of the CPU on deserialization, and
-the domain model reads dicts anyway.
+and handle credentials (tokens, client certificates, exec plugins, refresh); static credentials are read
+without them (``static_config``: the same result, without importing the official client at every start
+of a watcher). The watcher then talks to the API through ``KubeApi``, a small aiohttp wrapper that keeps
+objects as plain JSON dicts: watching thousands of objects through the generated models would spend most
+of the CPU on deserialization, and the domain model reads dicts anyway.
 
 ``sync_api_client()`` gives the synchronous official client for code outside the event loop (actions).
 
@@ -25,11 +26,10 @@ from typing import Any
 import aiohttp
 import orjson
 
+from dashboard.kube import static_config
+from dashboard.kube.static_config import ConfigError
+
 RELOAD_INTERVAL = 5.0  # seconds between two re-reads of the configuration
-
-
-class ConfigError(Exception):
-    """The kubeconfig or in-cluster configuration is missing or wrong; the message says what."""
 
 
 class ApiError(Exception):
@@ -77,6 +77,13 @@ async def load_configuration(kubeconfig: str | None = None, context: str | None 
     return configuration
 
 
+async def load_connection(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """What ``KubeApi`` connects with: ``load_configuration``'s result, read without the official client
+    when the credentials are static."""
+    read = static_config.read(kubeconfig or _default_kubeconfig(), context)
+    return read if read is not None else await load_configuration(kubeconfig, context)
+
+
 def sync_api_client(kubeconfig: str | None = None, context: str | None = None) -> Any:
     """The synchronous official ``ApiClient`` for the same configuration rules."""
     from kubernetes import client, config
@@ -114,7 +121,7 @@ class KubeApi:
 
     @classmethod
     async def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeApi:
-        return cls(await load_configuration(kubeconfig, context), kubeconfig=kubeconfig, context=context)
+        return cls(await load_connection(kubeconfig, context), kubeconfig=kubeconfig, context=context)
 
     async def reload(self) -> bool:
         """Read the configuration again (kubeconfig, CA, client certificate, in-cluster token) and start a
@@ -129,7 +136,7 @@ class KubeApi:
         if time.monotonic() - self._reloaded_at < RELOAD_INTERVAL:
             return False
         self._reloaded_at = time.monotonic()
-        self.configuration = await load_configuration(kubeconfig, context)
+        self.configuration = await load_connection(kubeconfig, context)
         self.host = str(self.configuration.host).rstrip("/")
         if self._session is not None:
             await self._session.close()  # the next request builds the SSL context from the new files
