@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Tags, register
 
 from dashboard.access.policy import BUILTIN_ROLES, PolicyError
 
 
-@register()
+@register(Tags.security)  # tagged: commands that choose their checks by tag (watch) run it too
 def check_policy_file(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     from django.conf import settings
 
