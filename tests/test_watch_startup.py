@@ -17,11 +17,11 @@ UNTIL_THE_FIRST_REQUEST = """
 import json, os, sys
 from dashboard.kube.connection import KubeApi
 
-async def first_request(*args, **kwargs):
+def first_request(*args, **kwargs):
     print(json.dumps(sorted(sys.modules)), flush=True)
     os._exit(0)
 
-KubeApi.get = first_request
+KubeApi.get = KubeApi.watch = first_request
 sys.argv = ["manage.py", "watch", "--kubeconfig", sys.argv[1], "--cluster", "startup", "--no-history"]
 from manage import main
 main()
