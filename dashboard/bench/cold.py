@@ -198,14 +198,14 @@ def measure_cold_start(
             changed = while_away()
             # The rows the restarted watcher must change: the cluster is quiet now, so its truth is fixed.
             expected = truth() if truth is not None else None
-            pending = _rows_to_change(client, prefix, expected)
+            pending = rows_to_change(client, prefix, expected)
             run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {})
             current = _WatcherRun.MARKS[1]
             # Current: the watcher says its resync is done, and every row that was behind equals the
             # simulator's (changes since the last watcher stopped may reach it after its resync: a watch
             # resumed from the handoff brings them).
             def fleet_current() -> bool:
-                return current in run.marks and _caught_up(client, prefix, pending)
+                return current in run.marks and caught_up(client, prefix, pending)
 
             restart_seconds = run.wait_for(fleet_current, "a current fleet", timeout)
             cpu = cpu_seconds(run.proc.pid)
@@ -226,17 +226,22 @@ def measure_cold_start(
             client.delete(*keys)
 
 
-def _rows_to_change(client: Any, prefix: str, expected: dict[str, str] | None) -> dict[str, str | None]:
-    """Key → the row the bus must come to hold (None: no row), for each row that differs now."""
+def rows_to_change(
+    client: Any, prefix: str, expected: dict[str, str] | None, cluster: str | None = None
+) -> dict[str, str | None]:
+    """Key → the row the bus must come to hold (None: no row), for each row that differs now (of
+    ``cluster``'s rows alone, when given: ``expected`` is then that cluster's)."""
     if expected is None:
         return {}
     held = bus_rows(client, prefix)
+    if cluster is not None:
+        held = {key: row for key, row in held.items() if key.startswith(f"{cluster}/")}
     pending: dict[str, str | None] = {key: row for key, row in expected.items() if held.get(key) != row}
     pending.update(dict.fromkeys(held.keys() - expected.keys()))
     return pending
 
 
-def _caught_up(client: Any, prefix: str, pending: dict[str, str | None]) -> bool:
+def caught_up(client: Any, prefix: str, pending: dict[str, str | None]) -> bool:
     """Whether every pending row now equals what it must become (read for those keys alone: cheap enough
     to ask every 50 ms while the watcher is timed)."""
     if not pending:

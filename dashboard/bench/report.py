@@ -733,9 +733,11 @@ def _summary_lines_23(result: dict[str, Any]) -> list[str]:
     watcher = result.get("watcher_restart") or {}
     if watcher:
         lines.append(
-            f"watcher restart ({watcher.get('writes_while_away')} new images while it was away): the fleet "
-            f"current on the bus {watcher.get('seconds_until_current')} s after its start; "
-            f"{watcher.get('views_kept')} views kept as the bus held them, {watcher.get('views_built')} built"
+            f"watcher restart ({watcher.get('writes_while_away')} new images while it was away, "
+            f"{watcher.get('rows_behind')} fleet rows behind): the fleet current on the bus "
+            f"{watcher.get('seconds_until_current')} s after its start; "
+            f"{watcher.get('views_kept')} views kept as the bus held them at its resync, "
+            f"{watcher.get('views_built')} built then"
         )
     return lines
 

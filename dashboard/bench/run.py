@@ -43,7 +43,7 @@ import yaml
 from dashboard.bench import analysis, browser, limits, watchlag
 from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
-from dashboard.bench.cold import RESYNCED, WATCHER_CURRENT
+from dashboard.bench.cold import RESYNCED, WATCHER_CURRENT, caught_up, rows_to_change
 from dashboard.bench.floor import decode_floor
 from dashboard.bench.monitor import Sampler, StreamMonitor
 from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
@@ -763,34 +763,43 @@ async def _watcher_restart(
     config: BenchConfig, state: RunState, processes: Processes, log: Callable[[str], None]
 ) -> dict[str, Any]:
     """Restart the first cluster's watcher as a deploy does: SIGTERM; while it is away the churn goes on
-    for ``WATCHER_AWAY_SECONDS``; start it again on the same bus and time it until it logs that the fleet is
-    current on the bus (every view it had to build published). Then wait for the simulators and the
-    stream to go quiet, so the run's final check (every page equals the simulator) covers the restart."""
+    for ``WATCHER_AWAY_SECONDS`` and the releases it started run to their end; start it again on the same
+    bus and time it until it logs that the fleet is current on the bus (every view it had to build
+    published) and every row that was behind equals the simulator's (a watch resumed from the handoff
+    brings the changes after the resync). Then wait for the simulators and the stream to go quiet, so the
+    run's final check (every page equals the simulator) covers the restart."""
     import redis
 
     old, cluster = state.watchers[0], state.clusters[0]
     log(f"restarting {old.name} (SIGTERM; {WATCHER_AWAY_SECONDS:g}s of churn while it is away) …")
     await asyncio.to_thread(processes.stop, old)
     away = await churn([cluster], config.churn, WATCHER_AWAY_SECONDS, seed=config.seed + 1)
+    # As quiet as the final check waits for: a release paused for a while must have gone on first.
+    await _settle([cluster], processes, config.quiet_timeout, quiet=12.0)
+    client = redis.Redis.from_url(config.redis_url)
+    pending = rows_to_change(client, state.prefix, await expected_rows([cluster]), cluster.name)
     offset = old.log_path.stat().st_size if old.log_path.exists() else 0
     started = time.monotonic()
     new = _watcher(old.name, cluster, state, processes, _env(config, state), config)
     state.watchers[0] = new
     text, current = "", None
-    deadline = started + config.setup_timeout
+    deadline = started + min(config.setup_timeout, 120.0)
     while current is None and time.monotonic() < deadline:
         processes.check()
         await asyncio.sleep(0.05)
         with open(new.log_path, "rb") as handle:
             handle.seek(offset)
             text = handle.read().decode(errors="replace")
-        if WATCHER_CURRENT in text:
+        if WATCHER_CURRENT in text and caught_up(client, state.prefix, pending):
             current = time.monotonic() - started
     counts = RESYNCED.search(text)
     log(f"watcher restart: the fleet current on the bus after {current} s "
         f"({counts.group(0) if counts else 'no resync logged'})")
+    if current is None:
+        held = bus_rows(client, state.prefix)
+        for key in [key for key, row in pending.items() if held.get(key) != row][:3]:
+            log(f"  {key} still differs: the simulator's row {pending[key]}, the bus's {held.get(key)}")
     await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
-    client = redis.Redis.from_url(config.redis_url)
     last, since, give_up = None, time.monotonic(), time.monotonic() + 60.0
     # The stream still for 2 s (at most a minute of waiting): the clients have the end state.
     while time.monotonic() - since < 2.0 and time.monotonic() < give_up:
@@ -801,6 +810,7 @@ async def _watcher_restart(
     return {
         "seconds_until_current": round(current, 2) if current is not None else None,
         "writes_while_away": len(away.writes),
+        "rows_behind": len(pending),
         "views_kept": int(counts["kept"]) if counts else None,
         "views_built": int(counts["built"]) if counts else None,
     }
