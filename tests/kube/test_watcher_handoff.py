@@ -5,8 +5,10 @@ as before."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,6 +36,15 @@ def named(name: str, image: str = "shop:1") -> dict[str, Any]:
     return obj
 
 
+@contextlib.contextmanager
+def cluster_of(names: str) -> Iterator[Any]:
+    """kubesim holding one Rollout per letter of ``names``."""
+    with running_kubesim([], bookmark_interval=1.0) as sim:
+        for name in names:
+            sim.call(sim.store.create, ROLLOUTS, named(name))
+        yield sim
+
+
 async def run_until_current(sim: Any, bus: RedisBus) -> Any:
     """A watcher run until the bus equals a fresh list, then stopped (which hands its cache off)."""
     async with watching(sim, cluster=CLUSTER, bus=bus, lease=MemoryLease()) as (watcher, _):
@@ -53,9 +64,7 @@ async def test_a_restarted_watcher_resumes_every_watch_from_the_handoff_and_list
     redis_url: str, redis_prefix: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     bus = RedisBus(redis_url, prefix=redis_prefix)
-    with running_kubesim([], bookmark_interval=1.0) as sim:
-        for name in "abc":
-            sim.call(sim.store.create, ROLLOUTS, named(name))
+    with cluster_of("abc") as sim:
         first = await run_until_current(sim, bus)
         assert first.watch_stats.lists > 0
         handed = await bus.load_handoff(CLUSTER)
@@ -75,9 +84,7 @@ async def test_a_handoff_older_than_the_api_servers_history_is_listed_again(
     redis_url: str, redis_prefix: str
 ) -> None:
     bus = RedisBus(redis_url, prefix=redis_prefix)
-    with running_kubesim([], bookmark_interval=1.0) as sim:
-        for name in "abc":
-            sim.call(sim.store.create, ROLLOUTS, named(name))
+    with cluster_of("abc") as sim:
         await run_until_current(sim, bus)
         sim.call(change_while_away, sim)
         sim.call(sim.store.compact)  # an API server restarted: its watch cache starts from now
@@ -91,8 +98,7 @@ async def test_with_the_handoff_turned_off_nothing_is_left_on_the_bus(
     redis_url: str, redis_prefix: str
 ) -> None:
     bus = RedisBus(redis_url, prefix=redis_prefix)
-    with running_kubesim([], bookmark_interval=1.0) as sim:
-        sim.call(sim.store.create, ROLLOUTS, named("a"))
+    with cluster_of("a") as sim:
         settings = PipelineSettings(handoff_seconds=0)
         async with watching(sim, cluster=CLUSTER, bus=bus, lease=MemoryLease(), settings=settings) as (w, _):
             await wait_until(lambda: w._ready.is_set(), 20, "the watcher to be ready")
