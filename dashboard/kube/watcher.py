@@ -625,9 +625,8 @@ class Watcher:
             self.cache.replace(kind, namespace, [])
             log.warning("%s: the handoff's %s is damaged (%s); listing it", self.cluster, kind, error)
             return False
-        for rollout in rollouts:  # as a list's changes are
+        for rollout in rollouts:  # as a list's changes are (not counted: no change arrived)
             self._observe("ADDED", rollout, at)
-        self.stats.changes += len(rollouts)
         self._whole(kind, namespace, affected, at)
         self._positions[(kind, namespace)] = Position(resume_at=watch.version)
         return True

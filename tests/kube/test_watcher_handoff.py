@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -60,10 +60,16 @@ def change_while_away(sim: Any) -> None:
     sim.store.create(ROLLOUTS, named("d"))
 
 
-async def test_a_restarted_watcher_resumes_every_watch_from_the_handoff_and_lists_nothing(
-    redis_url: str, redis_prefix: str, caplog: pytest.LogCaptureFixture
-) -> None:
+@pytest.fixture
+async def bus(redis_url: str, redis_prefix: str) -> AsyncIterator[RedisBus]:
     bus = RedisBus(redis_url, prefix=redis_prefix)
+    yield bus
+    await bus.close()
+
+
+async def test_a_restarted_watcher_resumes_every_watch_from_the_handoff_and_lists_nothing(
+    bus: RedisBus, caplog: pytest.LogCaptureFixture
+) -> None:
     with cluster_of("abc") as sim:
         first = await run_until_current(sim, bus)
         assert first.watch_stats.lists > 0
@@ -77,13 +83,9 @@ async def test_a_restarted_watcher_resumes_every_watch_from_the_handoff_and_list
     assert second.watch_stats.gone == 0
     assert "resumed" in caplog.text and "from the last watcher's handoff" in caplog.text
     assert "handed off" in caplog.text, caplog.text[-2000:]
-    await bus.close()
 
 
-async def test_a_handoff_older_than_the_api_servers_history_is_listed_again(
-    redis_url: str, redis_prefix: str
-) -> None:
-    bus = RedisBus(redis_url, prefix=redis_prefix)
+async def test_a_handoff_older_than_the_api_servers_history_is_listed_again(bus: RedisBus) -> None:
     with cluster_of("abc") as sim:
         await run_until_current(sim, bus)
         sim.call(change_while_away, sim)
@@ -91,16 +93,11 @@ async def test_a_handoff_older_than_the_api_servers_history_is_listed_again(
         second = await run_until_current(sim, bus)
     assert second.watch_stats.gone > 0, "the API server said the handoff's versions are gone"
     assert second.watch_stats.lists > 0
-    await bus.close()
 
 
-async def test_with_the_handoff_turned_off_nothing_is_left_on_the_bus(
-    redis_url: str, redis_prefix: str
-) -> None:
-    bus = RedisBus(redis_url, prefix=redis_prefix)
+async def test_with_the_handoff_turned_off_nothing_is_left_on_the_bus(bus: RedisBus) -> None:
     with cluster_of("a") as sim:
         settings = PipelineSettings(handoff_seconds=0)
         async with watching(sim, cluster=CLUSTER, bus=bus, lease=MemoryLease(), settings=settings) as (w, _):
             await wait_until(lambda: w._ready.is_set(), 20, "the watcher to be ready")
     assert await bus.load_handoff(CLUSTER) == {}
-    await bus.close()
