@@ -214,7 +214,7 @@ def profile_summary(lines: Iterable[str], top: int = 15) -> dict[str, Any]:
     total: dict[str, int] = {}
     samples = 0
     for line in lines:
-        stack, _, count_text = line.rpartition(" ")
+        stack, _, count_text = line.rstrip().rpartition(" ")  # a file's lines keep their newline
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)

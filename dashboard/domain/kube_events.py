@@ -17,9 +17,10 @@ Non-goals: Events about other objects, the events.k8s.io/v1 series fields beyond
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
-from .objects import as_int, as_map, as_str, dig_map, parse_time, rfc3339
+from .objects import as_int, as_map, as_str, dig_map, is_map, parse_time, rfc3339
 
 EVENTS_IN_VIEW = 20
 CHILD_EVENTS_IN_VIEW = 20
@@ -35,12 +36,13 @@ def event_rows(
     children = children or {}
     rows = []
     for event in events:
-        if not isinstance(event, Mapping):
+        if not is_map(event):
             continue
         involved = event.get("involvedObject") or event.get("regarding")
-        if not isinstance(involved, Mapping):
+        if not is_map(involved):
             continue
         child = children.get(as_str(involved.get("uid")))
+        meta = dig_map(event, "metadata")
         if child is not None:
             if involved.get("kind") != child[0]:
                 continue
@@ -50,35 +52,19 @@ def event_rows(
                 continue
             if involved.get("uid") and uid and involved.get("uid") != uid:
                 continue
-            event_ns = as_str(involved.get("namespace")) or as_str(
-                dig_map(event, "metadata").get("namespace")
-            )
+            event_ns = as_str(involved.get("namespace")) or as_str(meta.get("namespace"))
             if as_str(involved.get("name")) != name or event_ns != namespace:
                 continue
             about = {"kind": "Rollout", "name": name}
         series = as_map(event.get("series"))
-        when = next(
-            (
-                moment
-                for moment in (
-                    parse_time(event.get("lastTimestamp")),
-                    parse_time(series.get("lastObservedTime")),
-                    parse_time(event.get("eventTime")),
-                    parse_time(event.get("firstTimestamp")),
-                    parse_time(dig_map(event, "metadata").get("creationTimestamp")),
-                )
-                if moment is not None
-            ),
-            None,
-        )
         rows.append(
             {
-                "name": as_str(dig_map(event, "metadata").get("name")),
+                "name": as_str(meta.get("name")),
                 "type": as_str(event.get("type")) or "Normal",
                 "reason": as_str(event.get("reason")),
                 "message": as_str(event.get("message") or event.get("note")),
                 "count": max(as_int(event.get("count") or series.get("count")), 1),
-                "at": rfc3339(when),
+                "at": rfc3339(_when(event, series, meta)),
                 "object": about,
                 "source": as_str(dig_map(event, "source").get("component"))
                 or as_str(event.get("reportingComponent"))
@@ -89,3 +75,19 @@ def event_rows(
     own = [r for r in rows if as_map(r["object"]).get("kind") == "Rollout"][-EVENTS_IN_VIEW:]
     theirs = [r for r in rows if as_map(r["object"]).get("kind") != "Rollout"][-CHILD_EVENTS_IN_VIEW:]
     return tuple(sorted(own + theirs, key=lambda r: (r["at"] or "", r["name"])))
+
+
+def _when(event: Mapping[str, Any], series: Mapping[str, Any], meta: Mapping[str, Any]) -> datetime | None:
+    """When it last happened: the first of its times that parses, read in that order (and no further:
+    this runs for every event of every view build)."""
+    for value in (
+        event.get("lastTimestamp"),
+        series.get("lastObservedTime"),
+        event.get("eventTime"),
+        event.get("firstTimestamp"),
+        meta.get("creationTimestamp"),
+    ):
+        moment = parse_time(value) if value is not None else None
+        if moment is not None:
+            return moment
+    return None

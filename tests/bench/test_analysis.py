@@ -114,7 +114,7 @@ def test_largest_gap_finds_the_blackout() -> None:
 
 
 def test_profile_summary_ranks_own_and_total_time() -> None:
-    lines = ["main;loop;build 6", "main;loop;publish 3", "main;idle 1", "garbage"]
+    lines = ["main;loop;build 6\n", "main;loop;publish 3\n", "main;idle 1", "garbage"]
     summary = profile_summary(lines)
     assert summary["samples"] == 10
     assert summary["own"][0] == {"frame": "build", "percent": 60.0}

@@ -205,3 +205,20 @@ def test_chatty_pods_cannot_crowd_out_the_controllers_events() -> None:
     rows = event_rows(ROLLOUT, own + noisy, children)
     assert sum(r["object"]["kind"] == "Rollout" for r in rows) == 5
     assert sum(r["object"]["kind"] == "Pod" for r in rows) == 20
+
+
+def test_an_events_time_is_the_first_of_its_times_that_parses() -> None:
+    def at_of(**times: Any) -> str | None:
+        row = {**event("e", "RolloutUpdated", "x", at=""), "lastTimestamp": None, "firstTimestamp": None}
+        row["metadata"] = {**row["metadata"], "creationTimestamp": times.pop("created", None)}
+        return event_rows(ROLLOUT, [{**row, **times}])[0]["at"]
+
+    def t(second: int) -> str:
+        return f"2026-12-01T10:00:0{second}Z"
+
+    assert at_of(lastTimestamp=t(5), eventTime=t(1)) == t(5)
+    assert at_of(lastTimestamp="not a time", series={"lastObservedTime": t(4)}, eventTime=t(1)) == t(4)
+    assert at_of(eventTime=t(3), firstTimestamp=t(2)) == t(3)
+    assert at_of(firstTimestamp=t(2), created=t(1)) == t(2)
+    assert at_of(created=t(1)) == t(1)
+    assert at_of() is None

@@ -31,7 +31,7 @@ MAX_DIFF_ENTRIES = 50
 
 
 def _flatten(value: Any, path: str, out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # JSON gives dicts: the ABC check is the slow path
         for key in value:
             _flatten(value[key], f"{path}.{key}" if path else str(key), out)
     elif isinstance(value, list):
