@@ -17,6 +17,7 @@ from dashboard.kube.connection import ConfigError, KubeApi
 from dashboard.kube.recording import RecordingWriter
 from dashboard.kube.service import history_recorder, lease_for, live_bus, pipeline_settings
 from dashboard.kube.watcher import Watcher, describe_stats
+from dashboard.observability.memory import return_large_blocks_when_freed
 
 log = logging.getLogger("dashboard.watch")
 RECORDER_SWITCH_INTERVAL = 0.0005  # seconds
@@ -72,6 +73,7 @@ class Command(BaseCommand):
         # The history recorder's thread is CPU-bound (the ORM): at Python's default 5 ms switch interval,
         # every one of the event loop's many short I/O waits could cost it up to 5 ms to get the GIL back.
         sys.setswitchinterval(RECORDER_SWITCH_INTERVAL)
+        return_large_blocks_when_freed()  # list pages and publish batches, not kept resident once freed
         try:
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:
                 runner.run(self._run(cluster, options))
