@@ -34,6 +34,8 @@ TARGETS = {
     # issue 23
     "filter_keystroke_ms": 100.0,  # a keystroke in the fleet filter box → table repainted + next frame
     "web_rss_mb": 500.0,
+    "watcher_cpu_ms_per_change": 0.3,  # the watcher's cores during the churn / its changes per second
+    "watcher_rss_per_10k_mb": 250.0,  # a watcher's peak RSS with 10,000 rollouts in its cluster
     "redis_used_mb": 1024.0,
     "rollout_first_byte_ms": 100.0,
     "rollout_first_render_ms": 1000.0,
@@ -502,7 +504,24 @@ def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any
     restart = result.get("restart") or {}
     resumed = restart.get("seconds_until_all_resumed")
     current = (result.get("watcher_restart") or {}).get("seconds_until_current")
+    per_change = result["watcher_cost"]["watcher_cpu_ms_per_change"]
+    watcher_peak = max((v for k, v in memory.items() if k.startswith(("watcher", "standby"))), default=None)
+    per_cluster = config.rollouts // max(1, clusters or 1)
     return [
+        (
+            "watcher CPU per change during the churn (ms)",
+            "<= 0.3",
+            per_change,
+            isinstance(per_change, int | float) and per_change <= TARGETS["watcher_cpu_ms_per_change"],
+            config.rollouts >= 10_000 and config.clients >= 200 and config.seconds >= 60,
+        ),
+        (
+            f"watcher peak RSS, {per_cluster} rollouts in its cluster (MB)",
+            "<= 250",
+            watcher_peak,
+            isinstance(watcher_peak, int | float) and watcher_peak <= TARGETS["watcher_rss_per_10k_mb"],
+            per_cluster == 10_000,
+        ),
         (
             "fleet filter keystroke → repaint + next frame (ms, median)",
             "< 100",

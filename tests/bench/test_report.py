@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dashboard.bench.report import first_render_text
 
 
@@ -63,6 +65,8 @@ def test_the_summary_names_the_pages_past_the_fleet_and_why_a_figure_is_missing(
     assert lines[1] == "rollout page (a/b/c): first byte 12.0 ms; first render not measured: boom"
     assert "10000 releases: page first byte 20.0 ms, timeline API 30.0 ms" in lines[2]
     assert lines[2].endswith("its rollout page not measured: GET /x: timeout")
+
+
 def test_the_watchers_cost_per_change_counts_their_recorder_and_sits_beside_the_decoding_floor() -> None:
     from dashboard.bench.report import _watcher_cost
 
@@ -102,3 +106,28 @@ def test_the_machine_says_how_fast_it_is_so_runs_on_different_machines_compare()
     from dashboard.bench.report import machine
 
     assert machine()["python_work_ms"] > 0
+
+
+def test_the_watchers_cost_per_change_and_memory_at_10000_rollouts_are_issue_23s_targets() -> None:
+    from types import SimpleNamespace
+
+    from dashboard.bench.report import _targets_23
+
+    def rows(per_change: float, peak_mb: float, rollouts: int = 10_000, clusters: int = 1) -> dict[str, Any]:
+        config = SimpleNamespace(rollouts=rollouts, clients=200, seconds=60)
+        result = {
+            "scale_out": {"clusters": clusters},
+            "memory": {"peak_rss_mb": {"watcher-sim-a": peak_mb, "web-1": 300.0}, "redis_used_peak_mb": 500},
+            "watcher_cost": {"watcher_cpu_ms_per_change": per_change},
+        }
+        return {row[0]: row[1:] for row in _targets_23(config, result)}
+
+    met = rows(0.29, 244.8)
+    assert met["watcher CPU per change during the churn (ms)"] == ("<= 0.3", 0.29, True, True)
+    assert met["watcher peak RSS, 10000 rollouts in its cluster (MB)"] == ("<= 250", 244.8, True, True)
+    missed = rows(0.65, 253.7)
+    assert missed["watcher CPU per change during the churn (ms)"][2] is False
+    assert missed["watcher peak RSS, 10000 rollouts in its cluster (MB)"][2] is False
+    # 50,000 rollouts in 5 clusters: each watcher has 10,000, so its memory is held to the same target.
+    assert rows(0.2, 240.0, 50_000, 5)["watcher peak RSS, 10000 rollouts in its cluster (MB)"][3] is True
+    assert rows(0.2, 100.0, 2_000)["watcher peak RSS, 2000 rollouts in its cluster (MB)"][3] is False
