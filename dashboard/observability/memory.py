@@ -14,13 +14,17 @@ Non-goals: other allocators (musl, jemalloc), and pymalloc's small-object arenas
 from __future__ import annotations
 
 import ctypes
+import os
 
 M_MMAP_THRESHOLD = -3  # malloc.h
 LARGE_BLOCK = 128 * 1024  # glibc's default threshold, kept from now on
 
 
 def return_large_blocks_when_freed(threshold: int = LARGE_BLOCK) -> bool:
-    """Fix glibc's mmap threshold at ``threshold`` bytes; False where the C library is not glibc."""
+    """Fix glibc's mmap threshold at ``threshold`` bytes; False where the C library is not glibc or the
+    operator chose a threshold (``MALLOC_MMAP_THRESHOLD_``, which glibc has applied already)."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
     libc = ctypes.CDLL(None)  # the C library this process is linked with: no search, no subprocess
     if not hasattr(libc, "gnu_get_libc_version"):  # musl's mallopt does nothing; macOS has none
         return False

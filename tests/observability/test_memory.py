@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from dashboard.observability.memory import return_large_blocks_when_freed
 
 
-def test_the_threshold_is_set_on_glibc() -> None:
+def test_the_threshold_is_set_on_glibc_unless_the_operator_chose_one(monkeypatch: pytest.MonkeyPatch) -> None:
     assert hasattr(ctypes.CDLL(None), "gnu_get_libc_version"), "these machines run glibc (Debian)"
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     assert return_large_blocks_when_freed() is True
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1048576")
+    assert return_large_blocks_when_freed() is False
 
 
 def test_a_freed_large_block_leaves_the_process_once_the_threshold_is_fixed() -> None:
@@ -43,7 +49,10 @@ def test_a_freed_large_block_leaves_the_process_once_the_threshold_is_fixed() ->
     )
 
     def returned_kb(mode: str) -> int:
-        run = subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True, check=True)
+        env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
+        run = subprocess.run(
+            [sys.executable, "-c", script, mode], capture_output=True, text=True, check=True, env=env
+        )
         return int(run.stdout)
 
     assert returned_kb("fixed") > 15_000  # the 20 MB of blocks, returned as they were freed
