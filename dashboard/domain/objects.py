@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 EMPTY: Mapping[str, Any] = {}
 
@@ -24,7 +24,7 @@ _INT64_MAX = 2**63 - 1
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 
-def is_map(value: Any) -> bool:
+def is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     # Plain dicts and absent fields first: an ABC instance check is slow, and these helpers run hundreds
     # of times per view build (almost every value is a plain dict, a scalar or None).
     if type(value) is dict:
