@@ -7,7 +7,7 @@ import pytest
 
 from dashboard.domain.timeline import timeline_events
 from dashboard.history.models import Outcome, Release, TimelineEvent
-from dashboard.history.recorder import Recorder, prune_history, record_batch
+from dashboard.history.recorder import Recorder, prune_history, record_batch, recorded_part
 
 T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
@@ -48,12 +48,15 @@ def canary(step: int, **overrides: Any) -> dict[str, Any]:
     return view(**{**fields, **overrides})
 
 
-def play(views: list[dict[str, Any] | None]) -> None:
-    """Record a sequence of views the way the watcher does: diff each with the previous one."""
+def play(views: list[dict[str, Any] | None], *, whole: bool = False) -> None:
+    """Record a sequence of views the way the watcher does: diff each with the previous one, and queue the
+    part of the view history reads (``whole``: the whole view)."""
     previous: dict[str, Any] | None = None
     for i, current in enumerate(views):
-        at = T0 + timedelta(seconds=i)
-        record_batch([(current, timeline_events(previous, current, at=at), at)]) if current else None
+        if current:
+            at = T0 + timedelta(seconds=i)
+            events = timeline_events(previous, current, at=at)
+            record_batch([(current if whole else recorded_part(current, events), events, at)])
         previous = current
 
 
@@ -153,3 +156,41 @@ def test_going_back_to_an_earlier_release_marks_the_one_it_left_as_rolled_back()
     assert back.rolled_back_at == T0 + timedelta(seconds=3)
     assert Release.objects.get(pod_hash="aaa").rolled_back_at is None
     assert Release.objects.get(pod_hash="ccc").rolled_back_at is None  # a new release is no rollback
+
+
+def test_the_recorded_part_of_a_view_leaves_out_what_history_does_not_read() -> None:
+    full = canary(1, gitops={"revision": "abc123", "app": "shop", "resources": ["x"] * 100})
+    full |= {"replicaSets": [{"podHash": "bbb", "pods": ["p"] * 100}], "events": [{"message": "m"}] * 20}
+    part = recorded_part(full, [])
+    assert part["gitops"] == {"revision": "abc123"}
+    assert "replicaSets" not in part and "events" not in part and "findings" not in part
+    assert part["currentPodHash"] == "bbb" and part["step"] == "1/4"
+
+
+def test_the_recorded_part_keeps_the_findings_a_finding_event_is_notified_with() -> None:
+    finding = {"code": "paused-degraded", "subject": None, "severity": "critical"}
+    raised = {"kind": "finding.raised", "data": {"code": "paused-degraded"}}
+    assert recorded_part(view(findings=[finding]), [raised])["findings"] == [finding]
+
+
+@pytest.mark.django_db
+def test_recording_the_recorded_part_writes_what_the_whole_view_writes() -> None:
+    def releases() -> list[tuple[Any, ...]]:
+        fields = ("pod_hash", "revision", "images", "steps_reached", "step_count", "outcome", "git_revision")
+        rows = Release.objects.order_by("pod_hash").values_list(*fields, "labels", "rolled_back_at")
+        return list(rows)
+
+    def story(cluster: str) -> list[dict[str, Any] | None]:
+        gitops = {"revision": "f00d", "app": "shop"}
+        return [
+            view(cluster=cluster, labels={"team": "payments"}),
+            canary(1, cluster=cluster, gitops=gitops, containers=[{"name": "web", "image": "web:2"}]),
+            canary(2, cluster=cluster, gitops=gitops, message="RolloutAborted: metric failed", aborted=True),
+            canary(4, cluster=cluster, currentPodHash="ccc", stableRS="ccc", status="Healthy"),
+        ]
+
+    play(story("whole"), whole=True)
+    whole = releases()
+    Release.objects.all().delete()
+    play(story("part"))
+    assert releases() == whole and len(whole) == 3
