@@ -375,6 +375,8 @@ def _cold_start(config: Any, state: Any) -> dict[str, Any]:
         "seconds": state.timings.get("initial_publish_seconds"),
         "rollouts": config.rollouts,
         "target_seconds": TARGETS["cold_start_seconds"],
+        # Where the watchers' peak memory was reached: by the cold start, before the churn, or during it.
+        "watcher_peak_rss_mb": state.watcher_peaks,
     }
 
 
@@ -671,6 +673,16 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"(decoding alone with orjson: {cost.get('orjson_decode_ms_per_change')} ms; "
         f"ratio {cost.get('watcher_vs_decode')})"
     )
+    peaks = result.get("cold_start", {}).get("watcher_peak_rss_mb") or {}
+    if peaks:
+        lines.append(
+            "watcher peak RSS (MB) by the time "
+            + "; ".join(
+                f"{name}: the fleet was on the bus {at.get('fleet_published')}, the churn began "
+                f"{at.get('churn_began')}"
+                for name, at in peaks.items()
+            )
+        )
     capacity = result["capacity"]
     if capacity:
         lines.append(

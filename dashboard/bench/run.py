@@ -136,6 +136,8 @@ class RunState:
     timings: dict[str, float] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     metrics_ports: list[int] = field(default_factory=list)  # the watchers' /metrics
+    # Each watcher's peak RSS (MB) when the fleet was first on the bus, and when the churn began.
+    watcher_peaks: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -361,6 +363,7 @@ def _start_watchers(
             )
         time.sleep(0.2)
     state.timings["initial_publish_seconds"] = round(time.monotonic() - started, 1)
+    _note_watcher_peaks(state, processes, "fleet_published")
     log(
         f"watcher(s) listed and published {config.rollouts} rollouts "
         f"in {state.timings['initial_publish_seconds']}s"
@@ -369,6 +372,13 @@ def _start_watchers(
         cluster = state.clusters[0]
         state.watchers.append(_watcher(f"standby-{cluster.name}", cluster, state, processes, env, config))
         time.sleep(2.0)
+
+
+def _note_watcher_peaks(state: RunState, processes: Processes, moment: str) -> None:
+    usage = processes.usage()
+    for watcher in state.watchers:
+        if watcher.name in usage:
+            state.watcher_peaks.setdefault(watcher.name, {})[moment] = usage[watcher.name]["peak_mb"]
 
 
 def _watcher(
@@ -502,6 +512,7 @@ async def _measure(
     try:
         await asyncio.sleep(2.0)  # baseline samples before the churn
         lag_before = await _watch_lag(state)
+        _note_watcher_peaks(state, processes, "churn_began")
         log(f"churning {config.churn:g} new images/s for {config.seconds:g}s …")
         if config.layout == "failover":
             killer = asyncio.create_task(_kill_leader(config.seconds / 2, state, processes, failover, log))

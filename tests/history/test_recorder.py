@@ -7,7 +7,13 @@ import pytest
 
 from dashboard.domain.timeline import timeline_events
 from dashboard.history.models import Outcome, Release, TimelineEvent
-from dashboard.history.recorder import Recorder, prune_history, record_batch, recorded_part
+from dashboard.history.recorder import (
+    COMPRESS_WHEN_QUEUED,
+    Recorder,
+    prune_history,
+    record_batch,
+    recorded_part,
+)
 
 T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
@@ -194,3 +200,26 @@ def test_recording_the_recorded_part_writes_what_the_whole_view_writes() -> None
     Release.objects.all().delete()
     play(story("part"))
     assert releases() == whole and len(whole) == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_backed_up_queue_holds_its_changes_compressed_and_records_them_all() -> None:
+    recorder = Recorder(max_wait=0.01)  # not started yet: the queue backs up
+    rollouts = [
+        view(name=f"web-{i}", uid=f"u{i}", labels={"team": "payments"}) for i in range(COMPRESS_WHEN_QUEUED)
+    ]
+    rollouts.append(canary(2, name="web-last", uid="u-last", gitops={"revision": "f00d"}))
+    for current in rollouts:
+        recorder.submit(current, timeline_events(None, current, at=T0), T0)
+    queued = list(recorder._queue.queue)
+    assert not isinstance(queued[0], bytes) and isinstance(queued[-1], bytes)
+    assert len(queued[-1]) < 1000
+    recorder.start()
+    try:
+        assert recorder.flush(30)
+    finally:
+        recorder.stop()
+    assert Release.objects.count() == COMPRESS_WHEN_QUEUED + 1
+    last = Release.objects.get(rollout="web-last")
+    assert (last.pod_hash, last.steps_reached, last.git_revision, last.started_at) == ("bbb", 2, "f00d", T0)
+    assert TimelineEvent.objects.filter(release=last).exists()
