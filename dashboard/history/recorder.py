@@ -46,6 +46,7 @@ def record_batch(items: Sequence[Item]) -> None:
     if not items:
         return
     with transaction.atomic():
+        _plan_each_statement()
         releases = _ensure_releases(items)
         changed: dict[int, Release] = {}
         new_events: list[tuple[Release, Mapping[str, Any], datetime]] = []
@@ -90,6 +91,17 @@ def record_batch(items: Sequence[Item]) -> None:
                 started_at__gt=back_to.started_at,
                 rolled_back_at__isnull=True,
             ).update(rolled_back_at=when)
+
+
+def _plan_each_statement() -> None:
+    """Plan this transaction's statements for the tables as they are now. PostgreSQL keeps a generic plan
+    for its foreign-key checks and for prepared statements; made while a fresh install's history tables
+    were nearly empty, it scans them whole, and keeps doing so as they grow until autovacuum first
+    analyzes them: on a 10,000-rollout start each batch's commit took 40 → 320 ms and the queue backed up.
+    A batch has few statements, so planning each costs little."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
 
 
 # What a view may change on its release (``_apply_view`` says whether any of it did), and what is saved.

@@ -223,3 +223,20 @@ def test_a_backed_up_queue_holds_its_changes_compressed_and_records_them_all() -
     last = Release.objects.get(rollout="web-last")
     assert (last.pod_hash, last.steps_reached, last.git_revision, last.started_at) == ("bbb", 2, "f00d", T0)
     assert TimelineEvent.objects.filter(release=last).exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the recorder's transactions are outermost
+def test_a_recording_transaction_plans_each_statement_and_only_itself() -> None:
+    from django.db import connection, transaction
+
+    from dashboard.history.recorder import _plan_each_statement
+
+    def mode() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW plan_cache_mode")
+            return str(cursor.fetchone()[0])
+
+    with transaction.atomic():
+        _plan_each_statement()
+        assert mode() == "force_custom_plan"
+    assert mode() == "auto"
