@@ -1,7 +1,8 @@
 """The watcher's cold start: from starting ``manage.py watch`` until the whole fleet is on the bus, and its
 memory (peak and settled) once it is; then its restart.
 
-``measure_cold_start`` runs the real watcher process (``--no-history``) against a cluster that is already
+``measure_cold_start`` runs the real watcher process (``--no-history`` unless ``history``: then it records
+into ``DATABASE_URL``, as a deployed watcher does) against a cluster that is already
 there (a kubeconfig: a kubesim serving a fleet, or a real cluster) and polls the bus's fleet index until it
 holds ``rollouts`` rows; then it keeps the watcher running ``settle`` seconds and reads its memory from
 /proc (VmHWM, the peak, and VmRSS, what it holds once the first publish is done). ``manage.py
@@ -101,18 +102,22 @@ class ColdStart:
 
 
 class _WatcherRun:
-    """One ``manage.py watch --no-history`` process on bus ``prefix``, its log followed on a thread (so its
-    pipe never fills): when it logged each of ``MARKS``, and its resync's counts."""
+    """One ``manage.py watch`` process on bus ``prefix`` (``--no-history`` unless ``history``), its log
+    followed on a thread (so its pipe never fills): when it logged each of ``MARKS``, and its resync's
+    counts."""
 
     MARKS = ("initial list complete", WATCHER_CURRENT)
 
-    def __init__(self, kubeconfig: Path, cluster: str, redis_url: str, prefix: str, env: dict[str, str]):
+    def __init__(
+        self, kubeconfig: Path, cluster: str, redis_url: str, prefix: str, env: dict[str, str], history: bool
+    ):
         import threading
 
         environment = {**os.environ, **env, "LIVE_REDIS_PREFIX": prefix, "REDIS_URL": redis_url,
                        "LOG_LEVEL": "INFO"}
-        args = [sys.executable, "manage.py", "watch", "--kubeconfig", str(kubeconfig), "--cluster", cluster,
-                "--no-history"]
+        args = [sys.executable, "manage.py", "watch", "--kubeconfig", str(kubeconfig), "--cluster", cluster]
+        if not history:
+            args.append("--no-history")
         self.marks: dict[str, float] = {}
         self.resync: dict[str, int] = {}
         self.handoff: dict[str, float] = {}
@@ -176,6 +181,7 @@ def measure_cold_start(
     env: dict[str, str] | None = None,
     while_away: Callable[[], int] | None = None,
     truth: Callable[[], dict[str, str]] | None = None,
+    history: bool = False,
 ) -> ColdStart:
     """Start the watcher under a fresh bus prefix and time its first full publish; then, given
     ``while_away`` (which changes the cluster and returns how many rollouts it changed), its restart
@@ -184,7 +190,7 @@ def measure_cold_start(
 
     prefix = f"cold-{uuid.uuid4().hex[:8]}:"
     client = redis.Redis.from_url(redis_url)
-    run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {})
+    run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {}, history)
     try:
         everything = f"{rollouts} rollouts on the bus"
         seconds = run.wait_for(lambda: client.hlen(f"{prefix}fleet") >= rollouts, everything, timeout)
@@ -199,7 +205,7 @@ def measure_cold_start(
             # The rows the restarted watcher must change: the cluster is quiet now, so its truth is fixed.
             expected = truth() if truth is not None else None
             pending = rows_to_change(client, prefix, expected)
-            run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {})
+            run = _WatcherRun(kubeconfig, cluster, redis_url, prefix, env or {}, history)
             current = _WatcherRun.MARKS[1]
             # Current: the watcher says its resync is done, and every row that was behind equals the
             # simulator's (changes since the last watcher stopped may reach it after its resync: a watch
@@ -266,6 +272,7 @@ def run_cold_start(
     settle: float = 15.0,
     namespaces: int = 100,
     restart_releases: int = 0,
+    history: bool = False,
     log: Any = print,
 ) -> ColdStart:
     """The cold start against ``kubeconfig``'s cluster, or against kubesim's fleet scenario of ``rollouts``
@@ -274,7 +281,7 @@ def run_cold_start(
     (0: a restart with nothing changed)."""
     if kubeconfig is not None:
         return measure_cold_start(
-            kubeconfig=kubeconfig, rollouts=rollouts, redis_url=redis_url, settle=settle
+            kubeconfig=kubeconfig, rollouts=rollouts, redis_url=redis_url, settle=settle, history=history
         )
     from dashboard.bench.churn import Cluster
     from dashboard.bench.truth import expected_rows
@@ -313,7 +320,7 @@ def run_cold_start(
         cluster = Cluster.from_kubeconfig("bench", kube.kubeconfig, rollouts, namespaces)
         return measure_cold_start(
             kubeconfig=kube.kubeconfig, rollouts=rollouts, redis_url=redis_url, settle=settle,
-            while_away=while_away, truth=lambda: asyncio.run(expected_rows([cluster])),
+            while_away=while_away, truth=lambda: asyncio.run(expected_rows([cluster])), history=history,
         )
 
 

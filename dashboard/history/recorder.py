@@ -392,11 +392,15 @@ class Recorder:
         max_queue: int = 200_000,
         retention_days: int | None = None,
         prune_every: float = 3600.0,
+        # The first pruning waits: a starting watcher has its fleet to catch up with first (deleting
+        # thousands of expired releases beside a restart's handoff made the restart 1-3 s slower).
+        first_prune_after: float = 60.0,
     ) -> None:
         self.batch_size = batch_size
         self.max_wait = max_wait
         self.retention_days = retention_days
         self.prune_every = prune_every
+        self.first_prune_after = first_prune_after
         self._queue: queue.Queue[Item | bytes | None] = queue.Queue(maxsize=max_queue)
         self._thread = threading.Thread(target=self._run, name="history-recorder", daemon=True)
         self._idle = threading.Event()
@@ -437,14 +441,14 @@ class Recorder:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        last_prune = 0.0
+        next_prune = time.monotonic() + self.first_prune_after
         try:
             while True:
                 batch, stop = self._take_batch()
                 if batch:
                     self._write(batch)
-                if self.retention_days and time.monotonic() - last_prune > self.prune_every:
-                    last_prune = time.monotonic()
+                if self.retention_days and time.monotonic() >= next_prune:
+                    next_prune = time.monotonic() + self.prune_every
                     self._prune()
                 if stop:
                     return

@@ -127,6 +127,23 @@ def test_retention_deletes_only_old_ended_releases() -> None:
     assert list(Release.objects.values_list("pod_hash", flat=True)) == ["bbb"]
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("first_prune_after", "kept"), [(0.0, ["bbb"]), (60.0, ["aaa", "bbb"])])
+def test_the_recorder_prunes_expired_releases_once_its_first_prune_is_due(
+    first_prune_after: float, kept: list[str]
+) -> None:
+    play([view(), canary(1)])
+    Release.objects.filter(pod_hash="aaa").update(ended_at=datetime.now(UTC) - timedelta(days=100))
+    recorder = Recorder(max_wait=0.01, retention_days=90, first_prune_after=first_prune_after).start()
+    try:
+        recorder.submit(canary(2), [], T0)
+        assert recorder.flush(10)
+        recorder.stop()  # the prune follows the batch: stopping waits for it
+    finally:
+        recorder.stop()
+    assert list(Release.objects.order_by("pod_hash").values_list("pod_hash", flat=True)) == kept
+
+
 @pytest.mark.django_db
 def test_views_without_identity_are_ignored() -> None:
     record_batch([({"name": None}, [], T0)])

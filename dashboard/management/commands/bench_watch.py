@@ -32,7 +32,12 @@ class Command(BaseCommand):
             default=4.0,
             help="seconds the watcher is stopped while the backlog builds (at most 5: the lease TTL is 10 s)",
         )
-        parser.add_argument("--history", action="store_true", help="also record history (needs DATABASE_URL)")
+        parser.add_argument(
+            "--history",
+            action="store_true",
+            help="also record history into DATABASE_URL (with --cold-start too: a fresh database is the "
+            "worst case)",
+        )
         parser.add_argument(
             "--cold-start",
             action="store_true",
@@ -79,6 +84,7 @@ class Command(BaseCommand):
                 kubeconfig=Path(options["kubeconfig"]) if options["kubeconfig"] else None,
                 settle=options["settle"],
                 restart_releases=options["restart_releases"],
+                history=options["history"],
                 log=lambda line: self.stderr.write(line),
             )
             self._print(cold.as_dict(), options["json"])
