@@ -359,10 +359,10 @@ def _event_time(event: Mapping[str, Any], default: datetime) -> datetime:
 
 
 # A queue that backs up holds its changes compressed: ~1.5 KB each instead of ~11 KB of objects (a view's
-# part and a dozen timeline events). It backs up when the database is slow or away, and on a fresh one:
-# until autovacuum first analyzes the new tables, PostgreSQL's foreign-key checks scan the releases table
-# whole at each event, and a 10,000-rollout start queued 5,000 changes (55 MB). Below this many queued,
-# changes wait as they are: compressing one costs ~0.1 ms of the watcher's loop.
+# part and a dozen timeline events). It backs up while the database is slow or away (a 10,000-rollout
+# start on a fresh one, before ``_plan_each_statement``, queued 5,000 changes: 55 MB; an outage may queue
+# up to ``max_queue``). Below this many queued, changes wait as they are: compressing one costs ~0.1 ms of
+# the watcher's loop.
 COMPRESS_WHEN_QUEUED = 200
 
 
