@@ -4,12 +4,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.db import connection, transaction
 
 from dashboard.domain.timeline import timeline_events
 from dashboard.history.models import Outcome, Release, TimelineEvent
 from dashboard.history.recorder import (
     COMPRESS_WHEN_QUEUED,
     Recorder,
+    _plan_each_statement,
     prune_history,
     record_batch,
     recorded_part,
@@ -138,9 +140,8 @@ def test_the_recorder_prunes_expired_releases_once_its_first_prune_is_due(
     try:
         recorder.submit(canary(2), [], T0)
         assert recorder.flush(10)
-        recorder.stop()  # the prune follows the batch: stopping waits for it
     finally:
-        recorder.stop()
+        recorder.stop()  # the prune follows the batch: stopping waits for it
     assert list(Release.objects.order_by("pod_hash").values_list("pod_hash", flat=True)) == kept
 
 
@@ -244,10 +245,6 @@ def test_a_backed_up_queue_holds_its_changes_compressed_and_records_them_all() -
 
 @pytest.mark.django_db(transaction=True)  # the recorder's transactions are outermost
 def test_a_recording_transaction_plans_each_statement_and_only_itself() -> None:
-    from django.db import connection, transaction
-
-    from dashboard.history.recorder import _plan_each_statement
-
     def mode() -> str:
         with connection.cursor() as cursor:
             cursor.execute("SHOW plan_cache_mode")
