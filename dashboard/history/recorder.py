@@ -303,13 +303,16 @@ def _insert_events(events: Sequence[tuple[Release, Mapping[str, Any], datetime]]
 
 
 def _batch_cursor() -> Any:
-    """A cursor for the recorder's many-row statements, in the current transaction. On PostgreSQL the
-    driver's own cursor: it binds parameters on the server, dumped by psycopg's C adapters, where Django's
-    cursor (client-side binding) quotes every value into the SQL text in Python, and re-parses a long
-    statement's placeholders each time."""
+    """A cursor for the recorder's many-row statements, in the current transaction. On PostgreSQL a
+    server-binding cursor of the driver's: the parameters travel apart from the statement, dumped by
+    psycopg's C adapters, and a statement sent again and again is prepared once. Django gives the
+    connection a client-side binding cursor class, which quotes every value into the SQL text in Python
+    (a third of the recorder's CPU, measured); ``connection.connection.cursor()`` is that class too."""
     if connection.vendor == "postgresql":
+        import psycopg
+
         connection.ensure_connection()
-        return connection.connection.cursor()
+        return psycopg.Cursor(connection.connection)
     return connection.cursor()
 
 

@@ -280,6 +280,8 @@ class Watcher:
         self._ready = asyncio.Event()
         self._wake = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None  # monotonic: when ``_timer`` wakes the publisher
+        self._flushing = False
         self._resync_pending = False
         self._incarnation: str | None = None
         self._bus_down_since: float | None = None  # monotonic
@@ -537,8 +539,20 @@ class Watcher:
             if uid not in self._dirty:
                 self._dirty_since[uid] = now
             self._dirty[uid] = self._marks
-        if self._dirty:
+        if self._dirty and not self._wake.is_set() and self._must_look_now(now):
             self._wake.set()
+
+    def _must_look_now(self, now: float) -> bool:
+        """Whether a rollout marked dirty at ``now`` needs the publisher to look before its timer fires.
+
+        Not while the publisher waits for a timer due no later than the end of this mark's settle window:
+        nothing marked now can be due before that, and the timer's flush will find it. Waking the
+        publisher on every change scanned for nothing due, one extra task step per Kubernetes change
+        (most of them: a reconcile writes several objects within one settle window). While a flush runs,
+        always: what it is publishing may have changed again."""
+        if self._flushing or self._timer_at is None or self.settings.min_publish_interval <= 0:
+            return True
+        return self._timer_at > now + self.settings.settle_seconds
 
     def _malformed(self, kind: str, obj: Any, problem: str) -> None:
         self.stats.malformed += 1
@@ -780,6 +794,13 @@ class Watcher:
         """Publish every dirty rollout that is due (all of them with ``force``)."""
         if not self.leader:
             return
+        self._flushing = True
+        try:
+            await self._flush_due(force)
+        finally:
+            self._flushing = False
+
+    async def _flush_due(self, force: bool) -> None:
         if self._resync_pending:
             await self._resync()
         now = time.monotonic()
@@ -787,7 +808,7 @@ class Watcher:
         next_due: float | None = None
         for uid in () if force else self._dirty:
             # In the order they became dirty, so in the order their settle windows end: the first still
-            # settling ends the scan (a flush runs after every change; it must not walk a backlog).
+            # settling ends the scan (a flush may run after any change; it must not walk a backlog).
             ready_at = self._ready_at(uid, now)
             if ready_at <= now:
                 due.append(uid)
@@ -804,6 +825,7 @@ class Watcher:
                 if self._timer is not None:
                     self._timer.cancel()
                 self._timer = loop.call_later(delay, self._timer_fired)
+                self._timer_at = time.monotonic() + delay
 
     async def _publish_in_order(self, due: list[str]) -> None:
         """Build and publish ``due`` batch by batch, each publish awaited before the next batch is built.
@@ -842,7 +864,7 @@ class Watcher:
             self._publish_tokens[uid] = (max(0.0, self._tokens(uid, now) - 1), now)
 
     def _timer_fired(self) -> None:
-        self._timer = None
+        self._timer = self._timer_at = None
         self._wake.set()
 
     def _build_batch(self, candidates: list[str]) -> _Batch:

@@ -11,6 +11,7 @@ from dashboard.history.models import Outcome, Release, TimelineEvent
 from dashboard.history.recorder import (
     COMPRESS_WHEN_QUEUED,
     Recorder,
+    _batch_cursor,
     _plan_each_statement,
     prune_history,
     record_batch,
@@ -254,3 +255,13 @@ def test_a_recording_transaction_plans_each_statement_and_only_itself() -> None:
         _plan_each_statement()
         assert mode() == "force_custom_plan"
     assert mode() == "auto"
+
+
+@pytest.mark.django_db
+def test_the_many_row_statements_bind_their_parameters_on_the_server() -> None:
+    import psycopg
+
+    with transaction.atomic(), _batch_cursor() as cursor:
+        assert not isinstance(cursor, psycopg.ClientCursor)  # Django's connections default to one
+        cursor.execute("SELECT %s::text || %s::text", ["it's ", "bound"])
+        assert cursor.fetchone() == ("it's bound",)

@@ -88,6 +88,39 @@ async def test_a_settled_change_is_published_when_its_window_ends() -> None:
     assert not watcher._dirty
 
 
+async def test_a_change_inside_a_pending_timers_window_does_not_wake_the_publisher() -> None:
+    bus = MemoryBus(prefix=uuid.uuid4().hex)
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=PipelineSettings(settle_seconds=60))
+    watcher.leader = True
+    watcher.changed("Rollout", "ADDED", rollout(status(0)))
+    assert watcher._wake.is_set()  # nothing scheduled yet: the publisher must look
+    watcher._wake.clear()
+    await watcher.flush()  # still settling: it sets a timer for the end of the window
+    assert watcher._timer is not None
+    watcher.changed("Rollout", "MODIFIED", rollout(status(1)))
+    other = named("cart")
+    watcher.changed("Rollout", "ADDED", other)
+    assert not watcher._wake.is_set()  # the timer fires before either can be due
+    watcher._timer.cancel()
+
+
+async def test_a_change_due_before_the_pending_timer_wakes_the_publisher() -> None:
+    bus = MemoryBus(prefix=uuid.uuid4().hex)
+    settings = PipelineSettings(min_publish_interval=60, publish_burst=1, settle_seconds=0.01)
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=settings)
+    watcher.leader = True
+    watcher.changed("Rollout", "ADDED", rollout(status(0)))
+    await asyncio.sleep(0.02)
+    await watcher.flush(force=True)  # its one token spent: its next change waits a minute
+    watcher.changed("Rollout", "MODIFIED", rollout(status(1)))
+    await watcher.flush()
+    assert watcher._timer is not None  # in about a minute
+    watcher._wake.clear()
+    watcher.changed("Rollout", "ADDED", named("cart"))  # due when its 10 ms window ends
+    assert watcher._wake.is_set()
+    watcher._timer.cancel()
+
+
 async def test_a_short_burst_is_published_at_once_and_then_at_most_once_per_interval() -> None:
     bus = MemoryBus(prefix=uuid.uuid4().hex)
     settings = PipelineSettings(min_publish_interval=60, publish_burst=3, settle_seconds=0)  # no refill
