@@ -3,8 +3,9 @@
 Objects are stored as what the domain model reads of them (``PROJECTIONS``: of Rollouts, ReplicaSets,
 Pods and Events only the fields read; of the other kinds everything but ``managedFields``), by kind and
 UID; most of them (``PACKED_KINDS``: Rollouts, their ReplicaSets, Pods, AnalysisRuns and Events) as their
-JSON text, decoded when read (``Packed``: a tenth of the memory). An owner
-index (owner UID → child UIDs) follows ownerReferences, which is how Argo Rollouts links everything:
+JSON text, decoded when read (``Packed``: a tenth of the memory), and Events' texts compressed
+(``Squeeze``: a third again). An owner index (owner UID → child UIDs) follows ownerReferences, which is
+how Argo Rollouts links everything:
 Pod → ReplicaSet → Rollout, AnalysisRun → Rollout or → Experiment → Rollout, Experiment ReplicaSet →
 Experiment → Rollout. ``apply`` and ``replace`` (a relist) return the UIDs of the rollouts whose view must
 be rebuilt, found in O(depth) without scanning; ``inputs`` gathers one rollout's objects for the domain
@@ -24,6 +25,7 @@ Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
 from __future__ import annotations
 
 import functools
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -234,6 +236,56 @@ _EVENT: Shape = {
 PROJECTIONS.update(dict.fromkeys((EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS), _EVENT))
 
 
+class Squeeze:
+    """Deflate for many short JSON texts of one shape: each compressed on its own (read one at a time),
+    against a preset dictionary of what they all share (keys, kinds, the usual reasons and components),
+    which plain deflate cannot find in a text of a few hundred bytes. Deterministic: the same text always
+    gives the same bytes (a view's fingerprint names its Events by them)."""
+
+    WBITS = -13  # raw deflate, an 8 KiB window (the dictionary fits); small state: cheap to copy
+    MEMLEVEL = 4
+
+    def __init__(self, dictionary: bytes, level: int = 6) -> None:
+        self._dictionary = dictionary
+        self._compressor = zlib.compressobj(
+            level, zlib.DEFLATED, self.WBITS, self.MEMLEVEL, zlib.Z_DEFAULT_STRATEGY, dictionary
+        )
+        self._decompressor = zlib.decompressobj(self.WBITS, dictionary)
+
+    def shrink(self, text: bytes) -> bytes:
+        compressor = self._compressor.copy()  # primed with the dictionary once, not per text
+        return compressor.compress(text) + compressor.flush()
+
+    def expand(self, data: bytes) -> bytes:
+        return self._decompressor.copy().decompress(data)
+
+
+EVENT_KINDS = frozenset((EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS))
+# What Events' texts share, for ``Squeeze``: the usual reasons, components and message words (Kubernetes'
+# and Argo Rollouts'), then a projected Event's skeleton, last (deflate reaches the end cheapest).
+# Changing it changes every Event's fingerprint name: a restarted watcher then rebuilds each view once.
+EVENT_SQUEEZE = Squeeze(
+    b" ".join(
+        (
+            b"FailedScheduling BackOff Unhealthy Killing Pulling Pulled Scheduled Created Started",
+            b"Successfully assigned Container image already present on machine Started container",
+            b"Created container Back-off restarting failed container Readiness probe failed:",
+            b"SuccessfulCreate SuccessfulDelete Created pod: Deleted pod: replicaset-controller",
+            b"default-scheduler kubelet AnalysisRunRunning AnalysisRunSuccessful AnalysisRunFailed",
+            b"RolloutUpdated RolloutStepCompleted RolloutPaused RolloutResumed RolloutCompleted",
+            b"RolloutAborted RolloutNotCompleted TrafficWeightUpdated Scaled down ReplicaSet",
+            b'Scaled up ReplicaSet (revision ) from 0 to 1 "type":"Warning"',
+            b'{"apiVersion":"v1","kind":"Event","metadata":{"name":"","namespace":"","uid":"',
+            b'","creationTimestamp":"","resourceVersion":""},"involvedObject":{"kind":"Pod","namespace":"',
+            b'","name":"","uid":""},"involvedObject":{"kind":"ReplicaSet","namespace":"","name":"","uid":""},',
+            b'"involvedObject":{"kind":"Rollout","namespace":"","name":"","uid":""},"reason":"ScalingReplicaSet",',
+            b'"message":"","source":{"component":"rollouts-controller"},"firstTimestamp":"2026-',
+            b'T00:00:00Z","lastTimestamp":"2026-T00:00:00Z","count":1,"type":"Normal"}',
+        )
+    )
+)
+
+
 class Kept(dict[str, Any]):
     """An object as the cache keeps it (``project``'s result): a dict that says it needs no projecting
     again, so a list projected page by page as it arrives (``watch.watch_kind``) is not cut twice."""
@@ -360,40 +412,52 @@ class Packed(MutableMapping[str, Obj]):
     is a few hundred bytes. At 10,000 rollouts that is most of the cache's memory, for the cost of
     decoding a rollout's few children when its view is built (microseconds, beside the milliseconds
     of building it). Each read gives a new copy: what a reader does with it never reaches the cache.
-    An object orjson cannot write (an integer beyond 64 bits) is kept (and read) as it is. Non-goal:
-    NaN, which no API server sends (Go's encoding/json refuses it), reads back as None."""
+    With a ``squeeze`` (Events: most of a fleet's objects) each text is kept compressed, a quarter of
+    its size, for ~15 µs when stored and ~3 µs when read. An object orjson cannot write (an integer
+    beyond 64 bits) is kept (and read) as it is. Non-goal: NaN, which no API server sends (Go's
+    encoding/json refuses it), reads back as None."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_squeeze")
 
-    def __init__(self) -> None:
+    def __init__(self, squeeze: Squeeze | None = None) -> None:
         self._data: dict[str, bytes | Obj] = {}
+        self._squeeze = squeeze
 
     def __getitem__(self, uid: str) -> Obj:
         value = self._data[uid]
         if type(value) is bytes:
-            loaded: Obj = orjson.loads(value)
+            loaded: Obj = orjson.loads(value if self._squeeze is None else self._squeeze.expand(value))
             return loaded
         return value  # type: ignore[return-value]
 
     def __setitem__(self, uid: str, obj: Obj) -> None:
         try:
-            self._data[uid] = exact(orjson.dumps(obj))
+            text = orjson.dumps(obj)
         except TypeError:  # orjson.JSONEncodeError
             self._data[uid] = obj
+            return
+        self._data[uid] = exact(text) if self._squeeze is None else self._squeeze.shrink(text)
 
     def put_text(self, uid: str, text: bytes) -> None:
         """Keep ``text``, the JSON this class wrote of an object (a handoff's), as that object."""
-        self._data[uid] = text
+        self._data[uid] = text if self._squeeze is None else self._squeeze.shrink(text)
 
     def text(self, uid: str) -> bytes | None:
         """The JSON text kept for ``uid`` (None when it is absent or kept as it is), not decoded."""
+        value = self._data.get(uid)
+        if type(value) is not bytes:
+            return None
+        return value if self._squeeze is None else self._squeeze.expand(value)
+
+    def kept(self, uid: str) -> bytes | None:
+        """The bytes kept for ``uid`` (its JSON text, or that compressed): they name the object exactly."""
         value = self._data.get(uid)
         return value if type(value) is bytes else None
 
     def get(self, uid: str, default: Any = None) -> Any:
         value = self._data.get(uid)
         if type(value) is bytes:
-            return orjson.loads(value)
+            return orjson.loads(value if self._squeeze is None else self._squeeze.expand(value))
         return default if value is None else value
 
     def __delitem__(self, uid: str) -> None:
@@ -423,7 +487,8 @@ class Listing:
 class ClusterCache:
     def __init__(self) -> None:
         self.objects: dict[str, MutableMapping[str, Obj]] = {
-            kind: Packed() if kind in PACKED_KINDS else {} for kind in KINDS
+            kind: (Packed(EVENT_SQUEEZE) if kind in EVENT_KINDS else Packed()) if kind in PACKED_KINDS else {}
+            for kind in KINDS
         }
         self.kind_of: dict[str, str] = {}
         self.children: dict[str, set[str]] = {}
@@ -649,8 +714,8 @@ class ClusterCache:
 
     def _name(self, kind: str, uid: str) -> bytes:
         store = self.objects[kind]
-        text = store.text(uid) if type(store) is Packed else None
-        return text if text is not None else object_name(store[uid])
+        kept = store.kept(uid) if type(store) is Packed else None
+        return kept if kept is not None else object_name(store[uid])
 
     def routers_of(self, rollout_uid: str) -> list[Obj]:
         """The routing objects a Rollout names that are in the cache (cheap: by name, no children)."""

@@ -27,6 +27,8 @@ from dashboard.domain.objects import dig_str
 from dashboard.domain.observations import RolloutObjects, observe, weight_writer
 from dashboard.domain.rollout_view import rollout_views
 from dashboard.kube.cache import (
+    EVENT_KINDS,
+    EVENT_SQUEEZE,
     PROJECTIONS,
     ClusterCache,
     Kept,
@@ -364,6 +366,35 @@ def test_a_fleets_objects_are_kept_packed_and_each_read_is_a_new_copy() -> None:
     assert first is not None
     first["status"]["phase"] = "Failed"  # a reader's copy: the cache does not see it
     assert cache.get("Pod", "u") == POD
+
+
+def test_events_are_kept_compressed_and_read_back_whole() -> None:
+    cache = ClusterCache()
+    event = project("PodEvent", kube_events()[0])
+    text = orjson.dumps(event)
+    cache.objects["PodEvent"]["e-1"] = event
+    store = cache.objects["PodEvent"]
+    assert isinstance(store, Packed)
+    kept = store.kept("e-1")
+    assert kept is not None and len(kept) < len(text) / 2  # what makes them worth compressing
+    assert store["e-1"] == event and store.get("e-1") == event
+    assert store.text("e-1") == text  # a handoff carries the JSON, not the compressed bytes
+    store.put_text("e-2", text)  # as a handoff restores it
+    assert store["e-2"] == event and store.kept("e-2") == kept  # the same text, the same bytes
+
+
+def test_every_kind_of_event_is_compressed_and_nothing_else() -> None:
+    cache = ClusterCache()
+    for kind, store in cache.objects.items():
+        squeezed = isinstance(store, Packed) and store._squeeze is EVENT_SQUEEZE
+        assert squeezed == (kind in EVENT_KINDS), kind
+
+
+def test_a_compressed_event_reads_back_whatever_it_says() -> None:
+    odd = {"metadata": {"uid": "x"}, "message": "ünïcode \" quotes\n and " + "a long message " * 200}
+    text = orjson.dumps(odd)
+    assert EVENT_SQUEEZE.expand(EVENT_SQUEEZE.shrink(text)) == text
+    assert EVENT_SQUEEZE.expand(EVENT_SQUEEZE.shrink(b"")) == b""
 
 
 def test_an_object_orjson_cannot_write_is_kept_as_it_is() -> None:
