@@ -438,16 +438,13 @@ class Packed(MutableMapping[str, Obj]):
             return
         self._data[uid] = exact(text) if self._squeeze is None else self._squeeze.shrink(text)
 
-    def put_text(self, uid: str, text: bytes) -> None:
-        """Keep ``text``, the JSON this class wrote of an object (a handoff's), as that object."""
-        self._data[uid] = text if self._squeeze is None else self._squeeze.shrink(text)
+    def put_kept(self, uid: str, kept: bytes) -> None:
+        """Keep ``kept``, the bytes a store like this one kept of an object (a handoff's), as that object."""
+        self._data[uid] = kept
 
-    def text(self, uid: str) -> bytes | None:
-        """The JSON text kept for ``uid`` (None when it is absent or kept as it is), not decoded."""
-        value = self._data.get(uid)
-        if type(value) is not bytes:
-            return None
-        return value if self._squeeze is None else self._squeeze.expand(value)
+    def json_of(self, kept: bytes) -> bytes:
+        """The JSON text of what a store like this one keeps as ``kept``."""
+        return kept if self._squeeze is None else self._squeeze.expand(kept)
 
     def kept(self, uid: str) -> bytes | None:
         """The bytes kept for ``uid`` (its JSON text, or that compressed): they name the object exactly."""
@@ -611,42 +608,50 @@ class ClusterCache:
                 changes.append(("DELETED", old))
         return changes
 
-    def restore(self, kind: str, texts: Iterable[bytes]) -> tuple[set[str], list[Obj]]:
-        """Fill the empty ``kind`` from a handoff (``texts`` gave them): each object applied as a list would
-        apply it, but not projected again and, when packed, kept as the very text it came as. Returns the
-        rollouts to rebuild and, of Rollouts, the objects (the watcher observes each). Raises ValueError
-        (MalformedObject, or not JSON): the caller then empties the kind and lists it."""
+    def restore(self, kind: str, kept: Iterable[bytes]) -> tuple[set[str], list[Obj]]:
+        """Fill the empty ``kind`` from a handoff (``kept``: what ``kept_texts`` gave): each object applied
+        as a list would apply it, but not projected again and, when packed, kept as the very bytes it came
+        as (an Event is not compressed again). Returns the rollouts to rebuild and, of Rollouts, the
+        objects (the watcher observes each). Raises ValueError (MalformedObject, not JSON, or not what
+        this store compresses): the caller then empties the kind and lists it."""
+        store = self.objects[kind]
+        json_of = store.json_of if type(store) is Packed else None
         affected: set[str] = set()
         roots: list[Obj] = []
-        for text in texts:
-            obj = orjson.loads(text)
+        for data in kept:
+            try:
+                obj = orjson.loads(json_of(data) if json_of is not None else data)
+            except zlib.error as error:
+                raise ValueError(f"a kept {kind} cannot be decompressed: {error}") from None
             problem = object_problem(kind, obj)
             if problem:
                 raise MalformedObject(problem)
             uid = uid_of(obj)
-            self._store(kind, uid, obj, text)
+            self._store(kind, uid, obj, data if json_of is not None else None)
             affected |= self._rollouts_of(uid, kind)
             if kind == ROLLOUT:
                 roots.append(obj)
         return affected, roots
 
-    def texts(self, kind: str, namespace: str | None) -> list[bytes] | None:
-        """The JSON text of every ``kind`` object kept (in ``namespace``, or all), as a list would give
-        them after projecting (``handoff.pack``); None when one cannot be written as JSON."""
+    def kept_texts(self, kind: str, namespace: str | None) -> list[bytes] | None:
+        """What the cache keeps of every ``kind`` object (in ``namespace``, or all): the bytes of a packed
+        one (its JSON, an Event's compressed), the JSON of any other (``handoff.pack``); None when one
+        cannot be written as JSON."""
         store = self.objects[kind]
-        packed = store.text if isinstance(store, Packed) else None
+        packed = store.kept if isinstance(store, Packed) else None
         found: list[bytes] = []
         for uid in store:
-            text = packed(uid) if packed is not None else None
-            if text is None or namespace is not None:
+            data = packed(uid) if packed is not None else None
+            if data is None or namespace is not None:
                 obj = store[uid]
                 if namespace is not None and obj["metadata"].get("namespace") != namespace:
                     continue
-                try:
-                    text = orjson.dumps(obj)
-                except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits
-                    return None
-            found.append(text)
+                if data is None:
+                    try:
+                        data = orjson.dumps(obj)
+                    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits
+                        return None
+            found.append(data)
         return found
 
     def input_refs(self, rollout_uid: str) -> InputRefs | None:
@@ -747,13 +752,13 @@ class ClusterCache:
         store = self.objects[kind]
         return [(kind, uid) for uid in sorted(self.children.get(owner, ())) if uid in store]
 
-    def _store(self, kind: str, uid: str, obj: Obj, text: bytes | None = None) -> None:
-        """Keep and index ``obj``; ``text``: its JSON as a ``Packed`` store writes it, when at hand."""
+    def _store(self, kind: str, uid: str, obj: Obj, kept: bytes | None = None) -> None:
+        """Keep and index ``obj``; ``kept``: the bytes a ``Packed`` store keeps of it, when at hand."""
         if uid in self.kind_of:  # else nothing is indexed for it (a list's new objects: most of them)
             self._unindex(uid)
         store = self.objects[kind]
-        if text is not None and type(store) is Packed:
-            store.put_text(uid, text)
+        if kept is not None and type(store) is Packed:
+            store.put_kept(uid, kept)
         else:
             store[uid] = obj
         self.kind_of[uid] = kind

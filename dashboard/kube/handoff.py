@@ -10,8 +10,9 @@ at worst it costs the time to read it before the list it saved.
 
 The handoff is one Redis hash per cluster (``LiveBus.save_handoff``): ``meta`` (the format, a hash of the
 code that projects objects, the API server, when it was saved, each watch's resourceVersion) and one field
-per watch (``kind/namespace``) with its objects as the cache keeps them, one JSON text per line (orjson
-writes no newline inside a text), compressed (zlib at its fastest level: a ninth of the size). It
+per watch (``kind/namespace``) with its objects as the cache keeps them (JSON texts; Events' compressed,
+so a restore does not compress them again), each after its length (4 bytes, big-endian), the whole
+compressed (zlib at its fastest level). It
 expires after ``PipelineSettings.handoff_seconds``: an API server's watch cache holds minutes, not
 hours, of changes.
 
@@ -33,7 +34,7 @@ import orjson
 from dashboard.kube.cache import ClusterCache
 from dashboard.kube.fingerprint import code_version
 
-FORMAT = 1
+FORMAT = 2  # 1: JSON texts one per line (an Event's compressed bytes may hold a newline)
 META = "meta"
 WatchKey = tuple[str, str | None]  # (kind, namespace or None for all)
 
@@ -61,10 +62,11 @@ def pack(
     fields: dict[str, bytes] = {}
     kept: dict[str, str] = {}
     for key, version in versions.items():
-        texts = cache.texts(*key) if version else None
-        if texts is None:
+        objects = cache.kept_texts(*key) if version else None
+        if objects is None:
             continue
-        fields[watch_field(key)] = zlib.compress(b"\n".join(texts), 1)
+        framed = b"".join(len(data).to_bytes(4, "big") + data for data in objects)
+        fields[watch_field(key)] = zlib.compress(framed, 1)
         kept[watch_field(key)] = version
     meta = {"format": FORMAT, "code": handoff_salt().hex(), "server": server, "savedAt": saved_at,
             "versions": kept}
@@ -81,14 +83,21 @@ class Resumable:
     version: str
     text: bytes
 
-    def texts(self) -> list[bytes]:
-        """Its objects' JSON texts, as the cache keeps them (``ClusterCache.restore`` reads them). Raises
-        ValueError when the field is damaged (the watcher then lists this watch instead)."""
+    def kept(self) -> list[bytes]:
+        """Its objects as the cache kept them (``ClusterCache.restore`` reads them). Raises ValueError when
+        the field is damaged (the watcher then lists this watch instead)."""
         try:
-            text = zlib.decompress(self.text)
+            data = zlib.decompress(self.text)
         except zlib.error as error:
             raise ValueError(f"the handoff's {self.kind} cannot be decompressed: {error}") from None
-        return text.split(b"\n") if text else []
+        found, at = [], 0
+        while at < len(data):
+            end = at + 4 + int.from_bytes(data[at : at + 4], "big")
+            if end > len(data):
+                raise ValueError(f"the handoff's {self.kind} is cut short")
+            found.append(data[at + 4 : end])
+            at = end
+        return found
 
 
 def unpack(fields: Mapping[str, bytes], *, server: str) -> dict[WatchKey, Resumable]:

@@ -634,7 +634,7 @@ class Watcher:
         """Apply one watch of a handoff as a list, and start that watch at its version."""
         kind, namespace, at = watch.kind, watch.namespace, self.clock()
         try:
-            affected, rollouts = self.cache.restore(kind, watch.texts())
+            affected, rollouts = self.cache.restore(kind, watch.kept())
         except ValueError as error:  # damaged: what it gave goes, and the watch lists instead
             self.cache.replace(kind, namespace, [])
             log.warning("%s: the handoff's %s is damaged (%s); listing it", self.cluster, kind, error)

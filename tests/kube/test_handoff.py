@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from dashboard.kube.cache import ClusterCache, Packed
-from dashboard.kube.handoff import META, HandoffRefused, pack, unpack
+from dashboard.kube.handoff import FORMAT, META, HandoffRefused, pack, unpack
 from tests.domain.findings.builders import analysis_run, rollout
 
 SERVER = "https://kube.example:6443"
@@ -20,11 +20,26 @@ def filled() -> ClusterCache:
     return cache
 
 
+def rollout_event(uid: str, reason: str) -> dict[str, object]:
+    subject = rollout()["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"checkout.{uid}", "namespace": subject["namespace"], "uid": uid},
+        "involvedObject": {"kind": "Rollout", **{k: subject[k] for k in ("namespace", "name", "uid")}},
+        "reason": reason,
+        "message": "Rollout step 1/2 completed",
+        "type": "Normal",
+        "lastTimestamp": "2026-12-01T10:00:00Z",
+        "count": 1,
+    }
+
+
 def restored(fields: dict[str, bytes]) -> ClusterCache:
     """A new cache filled from the handoff's watches, the way the watcher fills it."""
     cache = ClusterCache()
     for watch in unpack(fields, server=SERVER).values():
-        cache.restore(watch.kind, watch.texts())
+        cache.restore(watch.kind, watch.kept())
     return cache
 
 
@@ -49,7 +64,7 @@ def test_the_objects_come_back_as_the_very_text_the_cache_kept() -> None:
     again = restored(pack(cache, {("Rollout", None): "7"}, server=SERVER, saved_at=1.0))
     uid = next(iter(cache.rollouts()))
     assert isinstance(again.objects["Rollout"], Packed)
-    assert again.objects["Rollout"].text(uid) == cache.objects["Rollout"].text(uid)  # type: ignore[attr-defined]
+    assert again.objects["Rollout"].kept(uid) == cache.objects["Rollout"].kept(uid)  # type: ignore[attr-defined]
 
 
 def test_restoring_names_the_rollouts_to_build_like_a_list() -> None:
@@ -57,9 +72,9 @@ def test_restoring_names_the_rollouts_to_build_like_a_list() -> None:
     fields = pack(cache, {("Rollout", None): "7", ("AnalysisRun", None): "8"}, server=SERVER, saved_at=1.0)
     watches = unpack(fields, server=SERVER)
     empty = ClusterCache()
-    affected, rollouts = empty.restore("Rollout", watches[("Rollout", None)].texts())
+    affected, rollouts = empty.restore("Rollout", watches[("Rollout", None)].kept())
     assert affected == set(cache.rollouts()) and [r["metadata"]["name"] for r in rollouts] == ["checkout"]
-    affected, rollouts = empty.restore("AnalysisRun", watches[("AnalysisRun", None)].texts())
+    affected, rollouts = empty.restore("AnalysisRun", watches[("AnalysisRun", None)].kept())
     assert affected == set(cache.rollouts()) and rollouts == []
 
 
@@ -75,13 +90,13 @@ def test_a_namespaced_watch_keeps_only_its_namespace() -> None:
     other["metadata"] |= {"namespace": "billing", "uid": "uid-billing"}
     cache.apply("Rollout", "ADDED", other)
     fields = pack(cache, {("Rollout", "billing"): "9"}, server=SERVER, saved_at=1.0)
-    texts = unpack(fields, server=SERVER)[("Rollout", "billing")].texts()
+    texts = unpack(fields, server=SERVER)[("Rollout", "billing")].kept()
     assert [orjson.loads(text)["metadata"]["namespace"] for text in texts] == ["billing"]
 
 
 def test_an_empty_watch_is_handed_off_as_empty() -> None:
     fields = pack(ClusterCache(), {("Pod", None): "3"}, server=SERVER, saved_at=1.0)
-    assert unpack(fields, server=SERVER)[("Pod", None)].texts() == []
+    assert unpack(fields, server=SERVER)[("Pod", None)].kept() == []
 
 
 @pytest.mark.parametrize(
@@ -90,7 +105,8 @@ def test_an_empty_watch_is_handed_off_as_empty() -> None:
         (None, "no meta field"),
         (b"{not json", "not JSON"),
         (orjson.dumps({"format": 99}), "not in format"),
-        (orjson.dumps({"format": 1, "code": "00"}), "another version of the code"),
+        (orjson.dumps({"format": 1}), "not in format"),  # JSON texts one per line: an older watcher's
+        (orjson.dumps({"format": FORMAT, "code": "00"}), "another version of the code"),
     ],
 )
 def test_a_handoff_that_cannot_be_used_is_refused_naming_why(meta: bytes | None, reason: str) -> None:
@@ -113,7 +129,35 @@ def test_a_damaged_field_is_an_error_naming_its_kind() -> None:
     fields = pack(filled(), {("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
     fields["Rollout/"] = fields["Rollout/"][:-9]
     with pytest.raises(ValueError, match="the handoff's Rollout cannot be decompressed"):
-        unpack(fields, server=SERVER)[("Rollout", None)].texts()
+        unpack(fields, server=SERVER)[("Rollout", None)].kept()
+
+
+def test_events_are_handed_off_compressed_and_kept_as_the_very_bytes_they_came_as() -> None:
+    cache = ClusterCache()
+    for number in range(3):
+        event = rollout_event(f"e-{number}", "RolloutStepCompleted\n(a newline in its text)")
+        cache.apply("RolloutEvent", "ADDED", event)
+    fields = pack(cache, {("RolloutEvent", None): "5"}, server=SERVER, saved_at=1.0)
+    again = restored(fields)
+    store, store_again = cache.objects["RolloutEvent"], again.objects["RolloutEvent"]
+    assert isinstance(store, Packed) and isinstance(store_again, Packed)
+    assert dict(store_again.items()) == dict(store.items()) and len(store) == 3
+    assert [store_again.kept(uid) for uid in store] == [store.kept(uid) for uid in store]
+    assert cache.events_by_rollout and again.events_by_rollout == cache.events_by_rollout  # indexed alike
+
+
+def test_a_field_cut_short_is_an_error_naming_its_kind() -> None:
+    import zlib
+
+    fields = pack(filled(), {("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
+    fields["Rollout/"] = zlib.compress(zlib.decompress(fields["Rollout/"])[:-3])
+    with pytest.raises(ValueError, match="the handoff's Rollout is cut short"):
+        unpack(fields, server=SERVER)[("Rollout", None)].kept()
+
+
+def test_restoring_an_event_that_is_not_compressed_as_the_cache_keeps_it_is_an_error() -> None:
+    with pytest.raises(ValueError, match="cannot be decompressed"):
+        ClusterCache().restore("RolloutEvent", [b'{"metadata": {"uid": "e"}}'])
 
 
 @pytest.mark.parametrize("line", [b"{broken", b"[]", b'{"metadata": {}}'])
