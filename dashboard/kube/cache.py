@@ -246,7 +246,6 @@ class Squeeze:
     MEMLEVEL = 4
 
     def __init__(self, dictionary: bytes, level: int = 6) -> None:
-        self._dictionary = dictionary
         self._compressor = zlib.compressobj(
             level, zlib.DEFLATED, self.WBITS, self.MEMLEVEL, zlib.Z_DEFAULT_STRATEGY, dictionary
         )
@@ -426,7 +425,7 @@ class Packed(MutableMapping[str, Obj]):
     def __getitem__(self, uid: str) -> Obj:
         value = self._data[uid]
         if type(value) is bytes:
-            loaded: Obj = orjson.loads(value if self._squeeze is None else self._squeeze.expand(value))
+            loaded: Obj = orjson.loads(self.json_of(value))
             return loaded
         return value  # type: ignore[return-value]
 
@@ -454,7 +453,7 @@ class Packed(MutableMapping[str, Obj]):
     def get(self, uid: str, default: Any = None) -> Any:
         value = self._data.get(uid)
         if type(value) is bytes:
-            return orjson.loads(value if self._squeeze is None else self._squeeze.expand(value))
+            return orjson.loads(self.json_of(value))
         return default if value is None else value
 
     def __delitem__(self, uid: str) -> None:
