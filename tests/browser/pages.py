@@ -71,15 +71,20 @@ def header_counts(page: Any) -> dict[str, int]:
 
 
 def disabled_controls_say_why(page: Any, selector: str) -> None:
-    """Every disabled control carries its reason: a tooltip and the text its aria-describedby names."""
-    for button in page.locator(selector).all():
-        if button.get_attribute("aria-disabled") != "true":
-            continue
-        title = button.get_attribute("title") or ""
-        described = button.get_attribute("aria-describedby") or ""
-        label = button.text_content()
+    """Every disabled control carries its reason: a tooltip and the text its aria-describedby names.
+
+    Read in one evaluation: a live update may redraw the bar between two separate reads."""
+    controls = page.evaluate(
+        "(sel) => Array.from(document.querySelectorAll(sel))"
+        ".filter(b => b.getAttribute('aria-disabled') === 'true')"
+        ".map(b => ({label: b.textContent, title: b.getAttribute('title') || '',"
+        " said: (document.getElementById(b.getAttribute('aria-describedby') || '') || {}).textContent"
+        " || ''}))",
+        selector,
+    )
+    for control in controls:
+        label, title, said = control["label"], control["title"], control["said"]
         assert title, f"disabled {label!r} has no tooltip"
-        said = page.evaluate("(id) => (document.getElementById(id) || {}).textContent || ''", described)
         assert said == title, f"disabled {label!r}: aria-describedby says {said!r}, tooltip {title!r}"
 
 
