@@ -120,25 +120,34 @@ _UPDATED_FIELDS = (*_FROM_VIEW, "updated_at")
 
 
 def _update_releases(releases: Iterable[Release]) -> None:
-    """Save what ``_apply_view`` changes: one parametrised UPDATE per release, sent as one batch. Django's
+    """Save what ``_apply_view`` changes. On PostgreSQL one UPDATE for the batch, its rows as one array
+    per column; elsewhere one parametrised UPDATE per release, sent as one batch. (Django's
     ``bulk_update`` builds a CASE expression per field and row; at a few hundred rows that held the
-    watcher's GIL for most of its initial publish."""
+    watcher's GIL for most of its initial publish.)"""
     meta = Release._meta
-    fields = [field for field in meta.concrete_fields if field.name in _UPDATED_FIELDS]
-    assert meta.pk is not None and len(fields) == len(_UPDATED_FIELDS)
+    assert meta.pk is not None
+    fields = [meta.pk, *(field for field in meta.concrete_fields if field.name in _UPDATED_FIELDS)]
+    assert len(fields) == len(_UPDATED_FIELDS) + 1
+    rows = [[getattr(release, field.attname) for field in fields] for release in releases]
     quote = connection.ops.quote_name
+    table, key = quote(meta.db_table), quote(meta.pk.column)
+    if connection.vendor == "postgresql":
+        source, columns, params = _unnest(fields, rows)
+        sql = (
+            f"UPDATE {table} SET "
+            + ", ".join(f"{quote(f.column)} = {c}" for f, c in zip(fields[1:], columns[1:], strict=True))
+            + f" FROM {source} WHERE {table}.{key} = {columns[0]}"
+        )
+        with _batch_cursor() as cursor:
+            cursor.execute(sql, params)
+        return
     sql = (
-        f"UPDATE {quote(meta.db_table)} SET "
-        + ", ".join(f"{quote(field.column)} = %s" for field in fields)
-        + f" WHERE {quote(meta.pk.column)} = %s"
+        f"UPDATE {table} SET "
+        + ", ".join(f"{quote(field.column)} = %s" for field in fields[1:])
+        + f" WHERE {key} = %s"
     )
-    rows = [
-        [field.get_db_prep_save(getattr(release, field.attname), connection) for field in fields]
-        + [release.pk]
-        for release in releases
-    ]
     with _batch_cursor() as cursor:
-        cursor.executemany(sql, rows)
+        cursor.executemany(sql, [[*_prepared(fields[1:], row[1:]), row[0]] for row in rows])
 
 
 def prune_history(days: int, *, now: datetime | None = None) -> int:
@@ -190,15 +199,44 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
     found = _load_releases(wanted)
     missing = [release for key, release in wanted.items() if key not in found]
     if missing:
-        Release.objects.bulk_create(missing, ignore_conflicts=True)
+        _insert_releases(missing)
         found.update(_load_releases({(r.cluster, r.namespace, r.rollout, r.pod_hash): r for r in missing}))
     return found
 
 
 def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Release]:
     """The stored releases among ``wanted``'s keys, locked for this transaction, in one query (one per
-    rollout held the watcher's GIL for most of a 10,000-rollout initial publish). Each column's IN list
-    makes a superset of the keys; a release hash rarely repeats, so the extra rows are few, and dropped."""
+    rollout held the watcher's GIL for most of a 10,000-rollout initial publish). On PostgreSQL the keys
+    travel as four arrays and match exactly, through the unique index; elsewhere each column's IN list
+    makes a superset of the keys (a release hash rarely repeats, so the extra rows are few, and dropped)."""
+    if connection.vendor != "postgresql":
+        return _load_releases_orm(wanted)
+    meta = Release._meta
+    fields = list(meta.concrete_fields)
+    key_fields: list[Any] = [meta.get_field(name) for name in ("cluster", "namespace", "rollout", "pod_hash")]
+    quote = connection.ops.quote_name
+    source, columns, params = _unnest(key_fields, list(wanted))
+    sql = (
+        f"SELECT {', '.join(quote(str(field.column)) for field in fields)} FROM {quote(meta.db_table)}"
+        f" WHERE ({', '.join(quote(field.column) for field in key_fields)})"
+        f" IN (SELECT {', '.join(columns)} FROM {source}) FOR UPDATE"
+    )
+    # Read as the ORM reads: each field's own conversion (a JSON column arrives as text) on the raw value.
+    converters = [(i, field) for i, field in enumerate(fields) if hasattr(field, "from_db_value")]
+    names = [field.attname for field in fields]
+    found: dict[ReleaseKey, Release] = {}
+    with _batch_cursor() as cursor:
+        cursor.execute(sql, params)
+        for raw in cursor.fetchall():
+            values = list(raw)
+            for i, field in converters:
+                values[i] = field.from_db_value(values[i], None, connection)
+            release = Release.from_db(connection.alias, names, values)
+            found[(release.cluster, release.namespace, release.rollout, release.pod_hash)] = release
+    return found
+
+
+def _load_releases_orm(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Release]:
     columns = list(zip(*wanted, strict=True))
     rows = Release.objects.select_for_update().filter(
         cluster__in=set(columns[0]),
@@ -212,6 +250,16 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
         if key in wanted:
             found[key] = row
     return found
+
+
+def _insert_releases(releases: Sequence[Release]) -> None:
+    """Insert new releases, skipping any another writer stored meanwhile (``ignore_conflicts``)."""
+    meta = Release._meta
+    now = datetime.now(UTC)
+    for release in releases:
+        release.updated_at = now  # what auto_now would set
+    fields = [field for field in meta.concrete_fields if field is not meta.pk]
+    _insert(meta.db_table, fields, [[getattr(r, field.attname) for field in fields] for r in releases])
 
 
 def _from_view(release: Release) -> tuple[Any, ...]:
@@ -276,39 +324,77 @@ _EVENT_FIELDS = ("release", "kind", "dedupe", "at", "title", "data")
 
 
 def _insert_events(events: Sequence[tuple[Release, Mapping[str, Any], datetime]]) -> None:
-    """Insert timeline events, skipping those already recorded: one parametrised INSERT per event, sent as
-    one batch. ``bulk_create`` builds a model instance per row and, on PostgreSQL, dumps every column as
-    an array in Python; on the recorder's thread that held the watcher's GIL for a third of its time."""
+    """Insert timeline events, skipping those already recorded. (``bulk_create`` builds a model instance
+    per row and, on PostgreSQL, dumps every column as an array in Python; on the recorder's thread that
+    held the watcher's GIL for a third of its time.)"""
     meta = TimelineEvent._meta
-    columns = [str(getattr(meta.get_field(name), "column", name)) for name in _EVENT_FIELDS]
-    quote = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(map(quote, columns))}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))}) ON CONFLICT DO NOTHING"
-    )
-    at_field, data_field = meta.get_field("at"), meta.get_field("data")
+    fields = [meta.get_field(name) for name in _EVENT_FIELDS]
     rows = [
-        (
+        [
             release.pk,
             str(event.get("kind"))[:64],
             str(event.get("dedupe") or "")[:255],
-            at_field.get_db_prep_save(_event_time(event, at), connection),
+            _event_time(event, at),
             str(event.get("title") or ""),
-            data_field.get_db_prep_save(dict(event.get("data") or {}), connection),
-        )
+            dict(event.get("data") or {}),
+        ]
         for release, event, at in events
     ]
+    _insert(meta.db_table, fields, rows)
+
+
+def _insert(table: str, fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> None:
+    """``INSERT … ON CONFLICT DO NOTHING`` of ``rows`` (Python values, in ``fields``' order). On PostgreSQL
+    one statement for the batch, its rows as one array per column; elsewhere one parametrised INSERT per
+    row, sent as one batch."""
+    quote = connection.ops.quote_name
+    into = f"INSERT INTO {quote(table)} ({', '.join(quote(field.column) for field in fields)})"
+    if connection.vendor == "postgresql":
+        source, columns, params = _unnest(fields, rows)
+        with _batch_cursor() as cursor:
+            cursor.execute(f"{into} SELECT {', '.join(columns)} FROM {source} ON CONFLICT DO NOTHING", params)
+        return
+    sql = f"{into} VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING"
     with _batch_cursor() as cursor:
-        cursor.executemany(sql, rows)
+        cursor.executemany(sql, [_prepared(fields, row) for row in rows])
+
+
+def _unnest(fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[str, list[str], list[Any]]:
+    """A batch of rows as a PostgreSQL row source: ``unnest(…) AS u(c0, c1, …)`` with one array parameter
+    per column, the expression that reads each column as its field's type, and the parameters. psycopg
+    dumps each array in C, in binary: per row the recorder spends no Python on quoting or casting.
+    Text travels as text (a JSON value as its text, cast back in the expression)."""
+    arrays, columns, params = [], [], []
+    for i, field in enumerate(fields):
+        values = [row[i] for row in rows]
+        kind = field.get_internal_type()
+        column = f"u.c{i}"
+        if kind == "JSONField":
+            values = [None if v is None else orjson.dumps(v, default=str).decode() for v in values]
+            array, column = "text[]", f"{column}::jsonb"
+        elif kind in ("CharField", "TextField"):
+            values = [None if v is None else str(v) for v in values]
+            array = "text[]"
+        else:
+            values = [field.get_db_prep_save(v, connection) for v in values]
+            array = f"{field.db_type(connection)}[]"
+        arrays.append(f"%b::{array}")
+        columns.append(column)
+        params.append(values)
+    names = ", ".join(f"c{i}" for i in range(len(fields)))
+    return f"unnest({', '.join(arrays)}) AS u({names})", columns, params
+
+
+def _prepared(fields: Sequence[Any], row: Sequence[Any]) -> list[Any]:
+    return [field.get_db_prep_save(value, connection) for field, value in zip(fields, row, strict=True)]
 
 
 def _batch_cursor() -> Any:
     """A cursor for the recorder's many-row statements, in the current transaction. On PostgreSQL a
     server-binding cursor of the driver's: the parameters travel apart from the statement, dumped by
-    psycopg's C adapters, and a statement sent again and again is prepared once. Django gives the
-    connection a client-side binding cursor class, which quotes every value into the SQL text in Python
-    (with sending the text it made, a quarter of the recorder's samples); ``connection.connection.cursor()``
-    is that class too."""
+    psycopg's C adapters. Django gives the connection a client-side binding cursor class, which quotes
+    every value into the SQL text in Python (with sending the text it made, a quarter of the recorder's
+    samples); ``connection.connection.cursor()`` is that class too."""
     if connection.vendor == "postgresql":
         import psycopg
 
@@ -356,9 +442,10 @@ def _event_time(event: Mapping[str, Any], default: datetime) -> datetime:
     raw = event.get("at")
     if isinstance(raw, str):
         try:
-            return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
         except ValueError:
-            pass
+            return default
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)  # Kubernetes times are UTC
     return default
 
 
@@ -467,10 +554,13 @@ class Recorder:
             self._queue.task_done()
             return [], True
         batch = [_unpacked(first)]
-        deadline = time.monotonic() + self.max_wait
+        # Let the batch gather for max_wait, then take what is queued: a timed get per change woke this
+        # thread (and took the GIL from the watcher's loop) once for every change of a churning fleet.
+        if self._queue.qsize() < self.batch_size - 1:
+            time.sleep(self.max_wait)
         while len(batch) < self.batch_size:
             try:
-                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                item = self._queue.get_nowait()
             except queue.Empty:
                 break
             if item is None:

@@ -12,6 +12,8 @@ from dashboard.history.recorder import (
     COMPRESS_WHEN_QUEUED,
     Recorder,
     _batch_cursor,
+    _event_time,
+    _load_releases,
     _plan_each_statement,
     prune_history,
     record_batch,
@@ -265,3 +267,45 @@ def test_the_many_row_statements_bind_their_parameters_on_the_server() -> None:
         assert not isinstance(cursor, psycopg.ClientCursor)  # Django's connections default to one
         cursor.execute("SELECT %s::text || %s::text", ["it's ", "bound"])
         assert cursor.fetchone() == ("it's bound",)
+
+
+@pytest.mark.django_db
+def test_releases_load_by_their_exact_keys_with_their_json_read() -> None:
+    play([view(), canary(1, labels={"team": "payments"})])
+    play([view(name="api", currentPodHash="ccc", stableRS="ccc")])
+    # Every column of the wanted keys exists somewhere; only whole keys that exist come back.
+    wanted = {key: Release() for key in [("prod", "shop", "web", "bbb"), ("prod", "shop", "web", "ccc")]}
+    with transaction.atomic():
+        found = _load_releases(wanted)
+    assert list(found) == [("prod", "shop", "web", "bbb")]
+    release = found[("prod", "shop", "web", "bbb")]
+    assert (release.images, release.labels, release.steps_reached) == (["web:2"], {"team": "payments"}, 1)
+    assert release.started_at == T0 + timedelta(seconds=1)
+
+
+def test_an_event_time_without_a_zone_is_utc_and_a_broken_one_is_the_changes_time() -> None:
+    assert _event_time({"at": "2026-11-29T10:00:05"}, T0) == T0 + timedelta(seconds=5)
+    assert _event_time({"at": "2026-11-29T10:00:05Z"}, T0) == T0 + timedelta(seconds=5)
+    assert _event_time({"at": "yesterday"}, T0) == T0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_recorder_takes_what_is_queued_as_one_batch() -> None:
+    recorder = Recorder(max_wait=0.3, batch_size=50)
+    for i in range(120):  # queued before the thread starts: it takes them in batches of 50, 50, 20
+        recorder.submit(view(name=f"web-{i}"), timeline_events(None, view(name=f"web-{i}"), at=T0), T0)
+    batches: list[int] = []
+    write = recorder._write
+
+    def counting(batch: list[Any]) -> None:
+        batches.append(len(batch))
+        write(batch)
+
+    recorder._write = counting  # type: ignore[method-assign]
+    recorder.start()
+    try:
+        assert recorder.flush(10)
+    finally:
+        recorder.stop()
+    assert batches == [50, 50, 20]
+    assert Release.objects.count() == 120
