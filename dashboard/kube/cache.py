@@ -25,12 +25,12 @@ Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
 from __future__ import annotations
 
 import functools
-import zlib
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import lz4.block
 import orjson
 
 from dashboard.actions.availability import action_availability
@@ -237,31 +237,37 @@ PROJECTIONS.update(dict.fromkeys((EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS), _EV
 
 
 class Squeeze:
-    """Deflate for many short JSON texts of one shape: each compressed on its own (read one at a time),
-    against a preset dictionary of what they all share (keys, kinds, the usual reasons and components),
-    which plain deflate cannot find in a text of a few hundred bytes. Deterministic: the same text always
-    gives the same bytes (a view's fingerprint names its Events by them)."""
+    """LZ4 for many short JSON texts of one shape: each compressed on its own (read one at a time), against
+    a preset dictionary of what they all share (keys, kinds, the usual reasons and components), which a
+    text of a few hundred bytes cannot find in itself. LZ4 over deflate: a simulated Event of 612 bytes
+    keeps as 270 in 2 µs and reads back in 1.3 µs; deflate made 193 bytes in 13 µs and read them in 4.5 µs,
+    and a churning fleet's Events pass through here hundreds of times a second. Deterministic: the same
+    text always gives the same bytes (a view's fingerprint names its Events by them)."""
 
-    WBITS = -13  # raw deflate, an 8 KiB window (the dictionary fits); small state: cheap to copy
-    MEMLEVEL = 4
+    # What ``expand`` agrees to allocate: a kept text states its own size, and a damaged one (a handoff
+    # read back) could state gigabytes. A projected Event is a few hundred bytes.
+    MAX_TEXT = 3 << 20
 
-    def __init__(self, dictionary: bytes, level: int = 6) -> None:
-        self._compressor = zlib.compressobj(
-            level, zlib.DEFLATED, self.WBITS, self.MEMLEVEL, zlib.Z_DEFAULT_STRATEGY, dictionary
-        )
-        self._decompressor = zlib.decompressobj(self.WBITS, dictionary)
+    def __init__(self, dictionary: bytes) -> None:
+        self._dictionary = dictionary
 
     def shrink(self, text: bytes) -> bytes:
-        compressor = self._compressor.copy()  # primed with the dictionary once, not per text
-        return compressor.compress(text) + compressor.flush()
+        return bytes(lz4.block.compress(text, dict=self._dictionary))
 
     def expand(self, data: bytes) -> bytes:
-        return self._decompressor.copy().decompress(data)
+        """The text ``shrink`` made ``data`` of; ValueError when ``data`` is not such bytes."""
+        size = int.from_bytes(data[:4], "little") if len(data) >= 4 else -1
+        if not 0 <= size <= self.MAX_TEXT:
+            raise ValueError(f"cannot be decompressed: it states a size of {size} bytes")
+        try:
+            return bytes(lz4.block.decompress(data, dict=self._dictionary))
+        except lz4.block.LZ4BlockError as error:
+            raise ValueError(f"cannot be decompressed: {error}") from None
 
 
 EVENT_KINDS = frozenset((EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS))
 # What Events' texts share, for ``Squeeze``: the usual reasons, components and message words (Kubernetes'
-# and Argo Rollouts'), then a projected Event's skeleton, last (deflate reaches the end cheapest).
+# and Argo Rollouts'), then a projected Event's skeleton.
 # Changing it changes every Event's fingerprint name: a restarted watcher then rebuilds each view once.
 EVENT_SQUEEZE = Squeeze(
     b" ".join(
@@ -619,9 +625,10 @@ class ClusterCache:
         roots: list[Obj] = []
         for data in kept:
             try:
-                obj = orjson.loads(json_of(data) if json_of is not None else data)
-            except zlib.error as error:
-                raise ValueError(f"a kept {kind} cannot be decompressed: {error}") from None
+                text = json_of(data) if json_of is not None else data
+            except ValueError as error:  # not what this store compresses
+                raise ValueError(f"a kept {kind} {error}") from None
+            obj = orjson.loads(text)  # not JSON: orjson's JSONDecodeError, a ValueError
             problem = object_problem(kind, obj)
             if problem:
                 raise MalformedObject(problem)

@@ -11,7 +11,7 @@ at worst it costs the time to read it before the list it saved.
 The handoff is one Redis hash per cluster (``LiveBus.save_handoff``): ``meta`` (the format, a hash of the
 code that projects objects, the API server, when it was saved, each watch's resourceVersion) and one field
 per watch (``kind/namespace``) with its objects as the cache keeps them (JSON texts; Events' compressed,
-so a restore does not compress them again), each after its length (4 bytes, big-endian), the whole
+LZ4, so a restore does not compress them again), each after its length (4 bytes, big-endian), the whole
 compressed (zlib at its fastest level). It
 expires after ``PipelineSettings.handoff_seconds``: an API server's watch cache holds minutes, not
 hours, of changes.
@@ -34,7 +34,7 @@ import orjson
 from dashboard.kube.cache import ClusterCache
 from dashboard.kube.fingerprint import code_version
 
-FORMAT = 2  # 1: JSON texts one per line (an Event's compressed bytes may hold a newline)
+FORMAT = 3  # 1: JSON texts one per line (an Event's compressed bytes may hold a newline); 2: Events deflated
 META = "meta"
 WatchKey = tuple[str, str | None]  # (kind, namespace or None for all)
 

@@ -398,6 +398,19 @@ def test_a_compressed_event_reads_back_whatever_it_says() -> None:
     assert EVENT_SQUEEZE.expand(EVENT_SQUEEZE.shrink(b"")) == b""
 
 
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        (1 << 31).to_bytes(4, "little") + b"x",  # states 2 GiB: refused before anything is allocated
+        EVENT_SQUEEZE.shrink(orjson.dumps(project("PodEvent", kube_events()[0])))[:-5],  # cut short
+        b"\x01",  # not even its size
+    ],
+)
+def test_bytes_that_are_not_a_compressed_event_are_refused_by_name(damaged: bytes) -> None:
+    with pytest.raises(ValueError, match="cannot be decompressed"):
+        EVENT_SQUEEZE.expand(damaged)
+
+
 def test_an_object_orjson_cannot_write_is_kept_as_it_is() -> None:
     cache = ClusterCache()
     pod = {**copy.deepcopy(POD), "spec": {"containers": [{"name": "c"}]}, "status": {"phase": 2**70}}
