@@ -55,19 +55,22 @@ def wait_for_header_phase(page: Any, phase: str, timeout: float = 15_000) -> Non
     )
 
 
-def finding_counts(page: Any) -> dict[str, int]:
-    return {
-        "critical": page.locator("#findings article.finding.critical").count(),
-        "warning": page.locator("#findings article.finding.warning").count(),
-    }
-
-
-def header_counts(page: Any) -> dict[str, int]:
-    out = {"critical": 0, "warning": 0}
-    for tone in out:
-        text = page.locator(f"#badges .badge.tone-{tone}").all_text_contents()
-        out[tone] = int(text[0].split()[0]) if text else 0
-    return out
+def header_and_finding_counts(page: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """The header's finding badges and the finding cards below them, by tone: read in one evaluation, so
+    a live update between two reads cannot make the page look as if it contradicted itself."""
+    header, cards = page.evaluate(
+        """() => {
+          const tones = ["critical", "warning"];
+          const badge = (t) => {
+            const n = document.querySelector(`#badges .badge.tone-${t}`);
+            return n ? parseInt(n.textContent.trim().split(/\\s+/)[0], 10) : 0;
+          };
+          const cards = (t) => document.querySelectorAll(`#findings article.finding.${t}`).length;
+          return [Object.fromEntries(tones.map(t => [t, badge(t)])),
+                  Object.fromEntries(tones.map(t => [t, cards(t)]))];
+        }"""
+    )
+    return dict(header), dict(cards)
 
 
 def disabled_controls_say_why(page: Any, selector: str) -> None:
@@ -96,7 +99,8 @@ def check_rollout_page(world: World, page: Any, key: str) -> None:
     if phase:
         wait_for_header_phase(page, phase)
     # Header counts = the cards below them.
-    assert header_counts(page) == finding_counts(page)
+    header, cards = header_and_finding_counts(page)
+    assert header == cards, f"the header counts {header}, the cards below {cards}"
     # Argo CD's health appears only where an Application manages the rollout.
     managed = world.managed_by_application(key)
     assert (page.locator("#badges [data-badge=argocd]").count() > 0) == managed, (
@@ -172,7 +176,8 @@ def check_canary_page(world: World, page: Any, key: str) -> None:
         text = page.text_content("#findings") or ""
         assert "No findings: nothing here needs a person" not in text
         assert not (page.text_content("[data-field=failedChecks]") or "").startswith("0 /")
-    assert header_counts(page) == finding_counts(page)
+    header, cards = header_and_finding_counts(page)
+    assert header == cards, f"the header counts {header}, the cards below {cards}"
     disabled_controls_say_why(page, "#canary-actions button")
     assert_clean(page)
 
