@@ -350,22 +350,38 @@ def revision_of(rs: Mapping[str, Any]) -> int:
         return 0
 
 
-def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], to_revision: int) -> Plan:
-    """cmd/undo: JSON-patch ``/spec/template`` to an earlier revision's template (hash label removed)."""
-    name = dig_str(rollout, "metadata", "name")
-    candidates = owned(rollout, replica_sets)
+def undo_candidates(
+    rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The rollout's ReplicaSets, newest revision first: what cmd/undo chooses from."""
+    return sorted(owned(rollout, replica_sets), key=revision_of, reverse=True)
+
+
+def undo_target(
+    rollout: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], to_revision: int
+) -> Mapping[str, Any]:
+    """The ReplicaSet cmd/undo goes back to (``to_revision``, or 0: the previous one); Refused when none."""
     if to_revision:
         target = next((rs for rs in candidates if revision_of(rs) == to_revision), None)
         if target is None:
             raise Refused(f"unable to find specified revision {to_revision} in history")
-    else:
-        ordered = sorted(candidates, key=revision_of, reverse=True)
-        if len(ordered) < 2:
-            raise Refused(f'no revision found for rollout "{name}"')
-        target = ordered[1]
+        return target
+    if len(candidates) < 2:
+        raise Refused(f'no revision found for rollout "{dig_str(rollout, "metadata", "name")}"')
+    return candidates[1]
+
+
+def undo_summary(target: Mapping[str, Any]) -> str:
+    return f"Roll back to revision {revision_of(target)} (ReplicaSet {dig_str(target, 'metadata', 'name')})"
+
+
+def undo(rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], to_revision: int) -> Plan:
+    """cmd/undo: JSON-patch ``/spec/template`` to an earlier revision's template (hash label removed)."""
+    name = dig_str(rollout, "metadata", "name")
+    target = undo_target(rollout, undo_candidates(rollout, replica_sets), to_revision)
     template = _without_hash(dig_map(target, "spec", "template"))  # (shares the rest: never changed)
     revision = revision_of(target)
-    summary = f"Roll back to revision {revision} (ReplicaSet {dig_str(target, 'metadata', 'name')})"
+    summary = undo_summary(target)
     # equalIgnoreHash: DeepDerivative(rolloutTemplate, rsTemplate), the hash label dropped from both. The
     # rollout's template comes first, so keys only the ReplicaSet has (API-server defaults) are ignored.
     if _derivative(_without_hash(dig_map(rollout, "spec", "template")), template):

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from dashboard.actions import plans
@@ -79,6 +80,22 @@ def test_undo_offers_the_earlier_revisions_to_pick_from() -> None:
     undo = _buttons(rollout, replica_sets, result.now())["undo"]
     assert [c["value"] for c in undo["choices"]] == ["1"]
     assert undo["params"] is None
+
+
+@pytest.mark.parametrize(
+    "state",
+    [("paused-reads-degraded", 200, "search", "search"), ("healthy-canary", 400, "shop", "checkout")],
+)
+def test_the_undo_button_says_what_the_plan_says(state: tuple[str, int, str, str]) -> None:
+    result, rollout, replica_sets = _state(*state)
+    for sets in (replica_sets, replica_sets[:1]):  # with its revisions, and with only one
+        undo = _buttons(rollout, sets, result.now())["undo"]
+        try:
+            plan = plans.plan("undo", rollout, sets, None, result.now())
+        except plans.Refused as refused:
+            assert (undo["applies"], undo["reason"]) == (False, str(refused))
+        else:
+            assert (undo["applies"], undo["summary"], undo["confirm"]) == (True, plan.summary, plan.summary)
 
 
 def test_in_orphaned_canary_the_pages_unwedge_runs_through_the_api(eager: None, admin_user: Any) -> None:
