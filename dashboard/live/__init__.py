@@ -4,8 +4,9 @@ Contract (stable; the web part reads it):
 
 - ``get_bus()`` (``dashboard.live.bus``) returns a ``LiveBus``: Redis when ``settings.REDIS_URL`` is set,
   else an in-process store with the same semantics (embedded mode). All methods are async.
-  - ``publish(view, events) -> stream_id`` / ``publish_many([(view, events), ...], built)`` — the watcher
-    only; ``built`` maps rollout keys to what each view was built from (kept until the key is removed).
+  - ``publish(view, events) -> stream_id`` / ``publish_many([(view, events), ...], built, texts)`` — the
+    watcher only; ``built`` maps rollout keys to what each view was built from (kept until the key is
+    removed); ``texts``, when given, are the views' JSON already (the watcher's digest made it).
   - ``remove(key) -> stream_id`` — the rollout is gone.
   - ``held_keys(cluster)``, ``built_records(cluster)``, ``snapshots_of(keys)`` — what a resyncing watcher
     reads of what the bus holds (``snapshots(cluster)`` reads every view of a cluster at once).

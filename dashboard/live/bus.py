@@ -57,6 +57,7 @@ class LiveBus(Protocol):
         self,
         items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
         built: Mapping[str, bytes] | None = None,
+        texts: Sequence[bytes] | None = None,
     ) -> list[str]: ...
 
     async def remove(self, key: str) -> str: ...
@@ -230,6 +231,7 @@ class RedisBus:
         self,
         items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
         built: Mapping[str, bytes] | None = None,
+        texts: Sequence[bytes] | None = None,
     ) -> list[str]:
         if not items and not built:
             return []
@@ -237,8 +239,8 @@ class RedisBus:
         snapshots: dict[str, bytes] = {}
         rows: dict[str, bytes] = {}
         entries = []
-        for key, (view, events) in zip(keys, items, strict=True):
-            view_json, row_json = _dumps(view), _dumps(fleet_row(view))
+        for i, (key, (view, events)) in enumerate(zip(keys, items, strict=True)):
+            view_json, row_json = texts[i] if texts else _dumps(view), _dumps(fleet_row(view))
             snapshots[key], rows[key] = view_json, row_json
             entries.append({"key": key, "op": "update", "view": view_json, "row": row_json,
                             "events": _dumps(list(events))})
@@ -403,6 +405,7 @@ class MemoryBus:
         self,
         items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
         built: Mapping[str, bytes] | None = None,
+        texts: Sequence[bytes] | None = None,  # as Redis' (the same views): nothing to save here
     ) -> list[str]:
         written = []
         for view, events in items:

@@ -45,9 +45,10 @@ class FlakyBus(MemoryBus):
         self,
         items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
         built: Mapping[str, bytes] | None = None,
+        texts: Sequence[bytes] | None = None,
     ) -> list[str]:
         self._check()
-        return await super().publish_many(items, built)
+        return await super().publish_many(items, built, texts)
 
     async def incarnation(self) -> str:
         self._check()

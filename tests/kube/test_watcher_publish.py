@@ -29,10 +29,11 @@ class SlowBus(MemoryBus):
         self,
         items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
         built: Mapping[str, bytes] | None = None,
+        texts: Sequence[bytes] | None = None,
     ) -> list[str]:
         self.started.set()
         await self.release.wait()
-        return await super().publish_many(items, built)
+        return await super().publish_many(items, built, texts)
 
 
 def status(step: int) -> dict[str, Any]:
@@ -150,10 +151,11 @@ class GatedBus(MemoryBus):
         self,
         items: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
         built: Mapping[str, bytes] | None = None,
+        texts: Sequence[bytes] | None = None,
     ) -> list[str]:
         self.arrived.append([str(view["name"]) for view, _ in items])
         await self.gate.acquire()
-        return await super().publish_many(items, built)
+        return await super().publish_many(items, built, texts)
 
 
 def named(name: str) -> dict[str, Any]:
@@ -164,8 +166,8 @@ def named(name: str) -> dict[str, Any]:
 
 async def test_a_failed_publish_stops_the_flush_and_leaves_the_unpublished_rollouts_dirty() -> None:
     class FailingBus(GatedBus):
-        async def publish_many(self, items: Any, built: Any = None) -> list[str]:
-            await super().publish_many(items, built)
+        async def publish_many(self, items: Any, built: Any = None, texts: Any = None) -> list[str]:
+            await super().publish_many(items, built, texts)
             raise BusError("Redis went away")
 
     bus = FailingBus()

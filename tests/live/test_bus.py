@@ -46,6 +46,19 @@ async def test_it_keeps_the_latest_snapshot_and_fleet_row(make_bus: Any) -> None
     assert await bus.snapshot("prod/shop/nope") is None
 
 
+async def test_a_view_published_with_its_json_reads_back_as_that_view_everywhere(make_bus: Any) -> None:
+    from dashboard.kube.watcher import encoded
+
+    bus = make_bus()
+    published = view(step="3/4", labels={"b": "2", "a": "1"})
+    text, _ = encoded(published)
+    (stream_id,) = await bus.publish_many([(published, [])], None, [text])
+    assert await bus.snapshot("prod/shop/web") == published
+    ((entry_id, entry),) = await bus.read_since("0-0")
+    assert entry_id == stream_id and entry["view"] == published
+    assert (await bus.fleet())[0]["step"] == "3/4"
+
+
 async def test_it_streams_updates_that_can_be_resumed_by_id(make_bus: Any) -> None:
     bus = make_bus()
     assert await bus.last_id() == "0-0"
