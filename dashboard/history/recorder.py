@@ -370,7 +370,10 @@ def _unnest(fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[str, 
         kind = field.get_internal_type()
         column = f"u.c{i}"
         if kind == "JSONField":
-            values = [None if v is None else orjson.dumps(v, default=str).decode() for v in values]
+            values = [
+                None if v is None else orjson.dumps(v, default=str, option=_JSON_KEYS).decode()
+                for v in values
+            ]
             array, column = "text[]", f"{column}::jsonb"
         elif kind in ("CharField", "TextField"):
             values = [None if v is None else str(v) for v in values]
@@ -383,6 +386,10 @@ def _unnest(fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[str, 
         params.append(values)
     names = ", ".join(f"c{i}" for i in range(len(fields)))
     return f"unnest({', '.join(arrays)}) AS u({names})", columns, params
+
+
+# A JSON column's keys as Django's encoder writes them: any key a string (an integer key becomes its text).
+_JSON_KEYS = orjson.OPT_NON_STR_KEYS
 
 
 def _prepared(fields: Sequence[Any], row: Sequence[Any]) -> list[Any]:

@@ -309,3 +309,10 @@ def test_the_recorder_takes_what_is_queued_as_one_batch() -> None:
         recorder.stop()
     assert batches == [50, 50, 20]
     assert Release.objects.count() == 120
+
+
+@pytest.mark.django_db
+def test_an_events_data_with_a_number_for_a_key_is_kept_with_that_key_as_text() -> None:
+    event = {"kind": "note", "dedupe": "n1", "podHash": "aaa", "title": "a note", "data": {1: "one"}}
+    record_batch([(view(), [event], T0)])
+    assert TimelineEvent.objects.get(kind="note").data == {"1": "one"}
