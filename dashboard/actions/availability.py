@@ -136,8 +136,8 @@ def _undo(
     """Undo's refusals are ``plans.plan``'s (the state, then no earlier revision); unlike the others the
     plan itself is not made: whether the template already matches the revision is decided on the full
     object when it runs (the watcher keeps only part of the rollout's template), and then nothing is
-    sent — a no-op, never a refusal. (Comparing the templates on every view build was a quarter of
-    this function's cost.)"""
+    sent — a no-op, never a refusal. (Comparing the templates on every view build was half of this
+    function's cost.)"""
     candidates = plans.undo_candidates(rollout, replica_sets)
     try:
         refusal = plans.state_refusal("undo", rollout, phase)
