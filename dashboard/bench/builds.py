@@ -24,7 +24,6 @@ import orjson
 from dashboard.actions.availability import action_availability
 from dashboard.domain.findings import detect_findings
 from dashboard.domain.observations import RolloutObjects
-from dashboard.domain.rollout_view import build_rollout_view
 from dashboard.domain.timeline import timeline_events
 from dashboard.kube.cache import CHILD_EVENT_KINDS, ROLLOUT_EVENT, RolloutInputs, project
 from dashboard.kube.watch import WATCHED_KINDS
@@ -157,21 +156,8 @@ def _read_inputs(watcher: Watcher, uids: list[str], at: datetime) -> Work:
 
 
 def _domain_view(watcher: Watcher, uids: list[str], at: datetime) -> Work:
-    def view(i: RolloutInputs) -> object:
-        return build_rollout_view(
-            i.rollout,
-            replicasets=i.replicasets,
-            pods=i.pods,
-            analysisruns=i.analysisruns,
-            experiments=i.experiments,
-            events=i.events,
-            routers=i.routers,
-            autoscalers=i.autoscalers,
-            now=at,
-            cluster=watcher.cluster,
-        ).to_dict()
-
-    return [i for _, i in _inputs_of(watcher, uids)], view
+    inputs = [i for _, i in _inputs_of(watcher, uids)]
+    return inputs, lambda i: i.domain_view(now=at, cluster=watcher.cluster)
 
 
 def _action_bar(watcher: Watcher, uids: list[str], at: datetime) -> Work:

@@ -361,7 +361,13 @@ class RolloutInputs:
     def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
         """The rollout's view document from these inputs (the domain model; never raises by contract),
         with which actions apply now (``availableActions``: the rules the action service enforces)."""
-        view = build_rollout_view(
+        view = self.domain_view(now=now, cluster=cluster)
+        view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
+        return view
+
+    def domain_view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
+        """The domain model's view of these inputs, without the action bar."""
+        return build_rollout_view(
             self.rollout,
             replicasets=self.replicasets,
             pods=self.pods,
@@ -373,8 +379,6 @@ class RolloutInputs:
             now=now,
             cluster=cluster,
         ).to_dict()
-        view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
-        return view
 
 
 Held = tuple[str, str]  # (kind, UID) of an object in the cache
