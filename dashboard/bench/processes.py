@@ -88,7 +88,9 @@ class Processes:
         if profiled:
             assert self.profile_dir is not None
             spy = str(Path(sys.executable).with_name("py-spy"))
-            out = self.profile_dir / f"{name}.collapsed.txt"
+            # A process started again (a restart) is profiled into a file of its own.
+            starts = sum(1 for p in self.running if p.name == name and p.profiled)
+            out = self.profile_dir / f"{name}{f'.{starts + 1}' if starts else ''}.collapsed.txt"
             args = [spy, "record", "--format", "raw", "--rate", "200", "--output", str(out), "--", *args]
         compile_sources()
         if role in self.yielding:
