@@ -44,7 +44,7 @@ from dashboard.bench import analysis, browser, limits, watchlag
 from dashboard.bench.churn import Cluster, churn, resource_version
 from dashboard.bench.clients import login
 from dashboard.bench.cold import RESYNCED, WATCHER_CURRENT, caught_up, rows_to_change
-from dashboard.bench.floor import decode_floor
+from dashboard.bench.floor import decode_floor, receive_floor, watch_lines
 from dashboard.bench.monitor import Sampler, StreamMonitor
 from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
 from dashboard.bench.report import figures
@@ -172,13 +172,16 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         raw["expected"] = asyncio.run(expected_rows(state.clusters))
         raw["bus_rows"] = _bus_rows(config, state)
         raw["redis_keys_mb"] = _redis_keys_mb(config, state)
-        raw["floor"] = asyncio.run(decode_floor(state.clusters))
+        lines = asyncio.run(watch_lines(state.clusters))
+        raw["floor"] = decode_floor(lines)
         watcher_logs = {p.name: p.log_path for p in state.watchers}
         processes.close()
         raw["watcher_changes"] = {name: _watcher_changes(path) for name, path in watcher_logs.items()}
         if config.limits:
             log("measuring this machine's raw limits …")
             raw["limits"] = asyncio.run(_limits(config, state, raw))
+        log("receiving watch events alone (the floor of a Python watcher's cost per change) …")
+        raw["floor"]["receive"] = receive_floor(lines)
         raw["profiles"] = _profiles(config)
         return figures(config, state, raw)
     except KeyboardInterrupt:

@@ -67,17 +67,20 @@ def test_the_summary_names_the_pages_past_the_fleet_and_why_a_figure_is_missing(
     assert lines[2].endswith("its rollout page not measured: GET /x: timeout")
 
 
-def test_the_watchers_cost_per_change_counts_their_recorder_and_sits_beside_the_decoding_floor() -> None:
+def test_the_watchers_cost_per_change_counts_their_recorder_and_sits_beside_both_floors() -> None:
     from dashboard.bench.report import _watcher_cost
 
     result = {
         "cpu_cores_during_churn": {"sim-a": 0.5, "watcher-sim-a": 0.1, "watcher-sim-a-children": 0.05},
         "ingest": {"changes_per_second": 500.0},
     }
-    cost = _watcher_cost(result, {"orjson_decode_ms_per_change": 0.01, "objects": 10})
+    receive = {"ms_per_change": 0.1, "connections": 100, "events": 5000}
+    cost = _watcher_cost(result, {"orjson_decode_ms_per_change": 0.01, "objects": 10, "receive": receive})
     assert cost["watcher_cpu_ms_per_change"] == 0.3  # 0.15 cores over 500 changes a second
     assert cost["watcher_vs_decode"] == 30.0
+    assert cost["watcher_vs_receive"] == 3.0
     assert cost["decode_sample"] == {"objects": 10}
+    assert cost["receive_stream"] == {"connections": 100, "events": 5000}
 
 
 def test_the_machines_cpu_says_how_full_it_was_and_what_the_measured_processes_leave_out() -> None:

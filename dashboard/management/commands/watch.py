@@ -75,7 +75,7 @@ class Command(BaseCommand):
         sys.setswitchinterval(RECORDER_SWITCH_INTERVAL)
         return_large_blocks_when_freed()  # list pages and publish batches, not kept resident once freed
         try:
-            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            with asyncio.Runner(loop_factory=loop_factory()) as runner:
                 runner.run(self._run(cluster, options))
         except ConfigError as error:
             raise CommandError(str(error)) from None
@@ -119,7 +119,7 @@ class Command(BaseCommand):
                 await asyncio.to_thread(recorder.stop)
 
 
-def _loop_factory() -> Any:
+def loop_factory() -> Any:
     """uvloop when installed (it comes with uvicorn[standard]): its event loop is libuv, and each turn of
     it costs the watcher less CPU and fewer releases of the GIL than asyncio's, which the history
     recorder's thread would take every time."""
