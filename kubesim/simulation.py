@@ -21,6 +21,8 @@ import heapq
 import itertools
 import logging
 import random
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -63,6 +65,8 @@ from kubesim.scenarios.schema import Event, RolloutDef, Writer
 from kubesim.traffic import TrafficModel
 
 __all__ = ["Scenario", "ScenarioError", "Simulation", "list_scenarios", "load_scenarios"]
+
+SLICE_SECONDS = 0.003  # of reconciling between two turns of the event loop
 
 log = logging.getLogger("kubesim.simulation")
 
@@ -122,7 +126,9 @@ class Simulation:
             {p.namespace for p in profiles},
         )
         self.provider = provider or self.routing
-        self._queue: dict[tuple[str, Key], None] = {}
+        # Work to do, in order, each item once: an OrderedDict because taking from the front of a plain dict
+        # walks past every entry deleted there before it (5 % of the simulator's samples under churn).
+        self._queue: OrderedDict[tuple[str, Key], None] = OrderedDict()
         self._timers: list[tuple[datetime, int, str, Key]] = []
         self._seq = itertools.count()
         self._wake: asyncio.Event | None = None
@@ -251,12 +257,14 @@ class Simulation:
             _, _, kind, key = heapq.heappop(self._timers)
             self._queue[(kind, key)] = None
 
-    def process(self, limit: int | None = None) -> int:
-        """Run queued work until the queue is empty (or ``limit`` items); returns how many ran."""
+    def process(self, limit: int | None = None, until: float | None = None) -> int:
+        """Run queued work until the queue is empty (or ``limit`` items, or ``time.perf_counter()`` passes
+        ``until``); returns how many ran."""
         done = 0
         while self._queue and (limit is None or done < limit):
-            kind, key = next(iter(self._queue))
-            del self._queue[(kind, key)]
+            if until is not None and time.perf_counter() >= until:
+                break
+            (kind, key), _ = self._queue.popitem(last=False)
             try:
                 self._handlers[kind](key)
             except Exception as error:  # one bad reconcile must not stop the cluster
@@ -314,8 +322,10 @@ class Simulation:
             self.seed()
         while True:
             self._fire_due()
-            if self.process(limit=20):
-                await asyncio.sleep(0)  # let the API server breathe between batches
+            # Between slices the API server answers: a real one is apart from its controllers, and a write
+            # waiting behind 20 reconciles (several loop turns each) was answered after 80-150 ms at p99.
+            if self.process(limit=20, until=time.perf_counter() + SLICE_SECONDS):
+                await asyncio.sleep(0)
                 continue
             timeout = 1.0
             if self._timers:

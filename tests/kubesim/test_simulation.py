@@ -36,3 +36,15 @@ def test_a_failure_while_seeding_is_logged_at_once_and_handed_to_the_hooks(
     assert record.getMessage().startswith("the simulation stopped: AlreadyExists: ")
     assert "error-rate" in record.getMessage()
     assert isinstance(sim.failed, AlreadyExists) and heard == [sim.failed]
+
+
+def test_queued_work_runs_in_the_order_it_was_queued_each_item_once_and_stops_at_its_deadline() -> None:
+    clock = ManualClock()
+    sim = Simulation(Store(now=clock.now), [], clock=clock)
+    ran: list[str] = []
+    sim._handlers["test"] = lambda key: ran.append(key[1])
+    for name in ("a", "b", "a", "c"):
+        sim.enqueue("test", ("ns", name))
+    assert sim.process(until=0.0) == 0 and ran == []  # a deadline already passed: nothing runs
+    assert sim.process(limit=2) == 2 and ran == ["a", "b"]
+    assert sim.process() == 1 and ran == ["a", "b", "c"]
