@@ -159,6 +159,7 @@ async def _serve(
 ) -> None:
     """Serve ``connections`` watches; once all are open, send ``lines`` round-robin over them at ``rate``
     a second for ``seconds``, each line one chunk, then end every stream."""
+    import socket
     import ssl
 
     streams: list[asyncio.Queue[bytes | None]] = []
@@ -184,9 +185,9 @@ async def _serve(
     context.load_cert_chain(cert, key)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-    await site.start()
-    print("listening", site._server.sockets[0].getsockname()[1], flush=True)  # type: ignore[union-attr]
+    listening = socket.create_server(("127.0.0.1", 0))
+    await web.SockSite(runner, listening, ssl_context=context).start()
+    print("listening", listening.getsockname()[1], flush=True)
     await asyncio.wait_for(all_open.wait(), 30)
     started = time.monotonic()
     for sent, line in enumerate(itertools.cycle(lines), start=1):

@@ -405,6 +405,13 @@ def _watcher_cost(result: dict[str, Any], floor: dict[str, Any]) -> dict[str, An
     }
 
 
+def _received_text(cost: dict[str, Any]) -> str:
+    error = (cost.get("receive_stream") or {}).get("error")
+    if error:
+        return f"not measured: {error}"
+    return f"{cost.get('receive_ms_per_change')} ms, ratio {cost.get('watcher_vs_receive')}"
+
+
 def _ratios(result: dict[str, Any]) -> dict[str, Any]:
     limits = result["limits"]
     ratios: dict[str, Any] = {}
@@ -680,7 +687,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"CPU per change: {cost.get('watcher_cpu_ms_per_change')} ms "
         f"(decoding alone with orjson: {cost.get('orjson_decode_ms_per_change')} ms, ratio "
         f"{cost.get('watcher_vs_decode')}; receiving and decoding as watch events over TLS with the "
-        f"watcher's reader: {cost.get('receive_ms_per_change')} ms, ratio {cost.get('watcher_vs_receive')})"
+        f"watcher's reader: {_received_text(cost)})"
     )
     peaks = result.get("cold_start", {}).get("watcher_peak_rss_mb") or {}
     if peaks:

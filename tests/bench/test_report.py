@@ -134,3 +134,14 @@ def test_the_watchers_cost_per_change_and_memory_at_10000_rollouts_are_issue_23s
     # 50,000 rollouts in 5 clusters: each watcher has 10,000, so its memory is held to the same target.
     assert rows(0.2, 240.0, 50_000, 5)["watcher peak RSS, 10000 rollouts in its cluster (MB)"][3] is True
     assert rows(0.2, 100.0, 2_000)["watcher peak RSS, 2000 rollouts in its cluster (MB)"][3] is False
+
+
+def test_a_receiving_floor_that_could_not_be_measured_says_why_beside_the_watchers_cost() -> None:
+    from dashboard.bench.report import _received_text, _watcher_cost
+
+    result = {"cpu_cores_during_churn": {"watcher-sim-a": 0.2}, "ingest": {"changes_per_second": 500.0}}
+    cost = _watcher_cost(result, {"receive": {"error": "TimeoutError: "}})
+    assert cost["receive_ms_per_change"] is None and cost["watcher_vs_receive"] is None
+    assert _received_text(cost) == "not measured: TimeoutError: "
+    measured = _watcher_cost(result, {"receive": {"ms_per_change": 0.1}})
+    assert _received_text(measured) == "0.1 ms, ratio 4.0"
