@@ -95,6 +95,9 @@ def receive_floor(
     """CPU time per watch event received and decoded by ``KubeApi.watch`` on the watcher's event loop."""
     from dashboard.management.commands.watch import loop_factory
 
+    for name, value in (("connections", connections), ("rate", rate), ("seconds", seconds)):
+        if not value > 0:
+            raise ValueError(f"the receiving floor's {name} must be greater than 0, not {value}")
     if not lines:
         return {}
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
@@ -122,7 +125,10 @@ async def _receive(lines: list[bytes], connections: int, rate: float, seconds: f
         )
         try:
             assert server.stdout is not None
-            port = int((await asyncio.wait_for(asyncio.to_thread(server.stdout.readline), 30)).split()[-1])
+            said = await asyncio.wait_for(asyncio.to_thread(server.stdout.readline), 30)
+            if not said.startswith("listening "):
+                raise RuntimeError(f"the floor's server did not start (exit status {server.poll()})")
+            port = int(said.split()[-1])
             write_kubeconfig(files["kubeconfig"], f"https://127.0.0.1:{port}", token, ca_pem=cert)
             api = await KubeApi.connect(str(files["kubeconfig"]))
             received = [0]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
+import pytest
 
 from dashboard.bench.floor import decode_floor, receive_floor
 
@@ -26,3 +29,10 @@ def test_the_lines_arrive_as_watch_events_over_tls_on_every_connection_and_each_
     assert floor["connections"] == 3
     assert 80 <= floor["events"] <= 100  # the first event starts the clock and is not counted
     assert floor["ms_per_change"] > 0
+
+
+@pytest.mark.parametrize("bad", [{"connections": 0}, {"rate": -1.0}, {"seconds": 0.0}])
+def test_a_stream_without_connections_rate_or_length_is_refused_naming_it(bad: dict[str, Any]) -> None:
+    (name,) = bad
+    with pytest.raises(ValueError, match=f"floor's {name} must be greater than 0"):
+        receive_floor([orjson.dumps(POD)], **bad)
