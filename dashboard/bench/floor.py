@@ -7,7 +7,7 @@ watch line. Then:
 - ``decode_floor``: ``orjson.loads`` of those lines is timed (CPU time, best of three passes);
 - ``receive_floor``: a server in a process of its own streams them over TLS, one event per chunk as an API
   server sends them, round-robin over as many watch connections as the watcher holds at 100 namespaces,
-  at the target's rate; this process reads them with ``KubeApi.watch`` on the watcher's event loop, and
+  at the target's rate; this process reads them with ``KubeApi.stream`` on the watcher's event loop, and
   its CPU time per event is the figure: TLS, HTTP chunks, lines, the event loop's wakeups and the decoding,
   what any Python watcher pays before its own work begins.
 The report puts the watcher's CPU per change (its cores during the churn over the changes per second)
@@ -92,7 +92,7 @@ def receive_floor(
     rate: float = RECEIVE_RATE,
     seconds: float = RECEIVE_SECONDS,
 ) -> dict[str, Any]:
-    """CPU time per watch event received and decoded by ``KubeApi.watch`` on the watcher's event loop."""
+    """CPU time per watch event received and decoded by ``KubeApi.stream`` on the watcher's event loop."""
     from dashboard.management.commands.watch import loop_factory
 
     for name, value in (("connections", connections), ("rate", rate), ("seconds", seconds)):
@@ -134,11 +134,13 @@ async def _receive(lines: list[bytes], connections: int, rate: float, seconds: f
             received = [0]
             first: list[float] = []
 
+            def count(_: dict[str, Any]) -> None:
+                received[0] += 1
+                if not first:
+                    first.append(time.thread_time())
+
             async def watch() -> None:
-                async for _ in api.watch("/watch", {}, Timeouts(connect=10, read=seconds + 30)):
-                    received[0] += 1
-                    if not first:
-                        first.append(time.thread_time())
+                await api.stream("/watch", {}, Timeouts(connect=10, read=seconds + 30), count)
 
             try:
                 await asyncio.wait_for(asyncio.gather(*(watch() for _ in range(connections))), seconds + 60)

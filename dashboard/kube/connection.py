@@ -3,8 +3,9 @@
 The official client's loaders (``kubernetes.aio.config`` / ``kubernetes.config``) read the configuration
 and handle credentials (tokens, client certificates, exec plugins, refresh); static credentials are read
 without them (``static_config``: the same result, without importing the official client at every start
-of a watcher). The watcher then talks to the API through ``KubeApi``, a small aiohttp wrapper that keeps
-objects as plain JSON dicts: watching thousands of objects through the generated models would spend most
+of a watcher). The watcher then talks to the API through ``KubeApi``, which lists with aiohttp and reads
+watch streams with its own protocol (``dashboard.kube.stream``), and keeps objects as plain JSON dicts:
+watching thousands of objects through the generated models would spend most
 of the CPU on deserialization, and the domain model reads dicts anyway.
 
 ``sync_api_client()`` gives the synchronous official client for code outside the event loop (actions).
@@ -14,31 +15,23 @@ Non-goals: no object models, no retries (the watch loop decides about those), no
 
 from __future__ import annotations
 
-import json
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 
 from dashboard.kube import static_config
 from dashboard.kube.static_config import ConfigError
+from dashboard.kube.stream import ApiError, loads, open_watch, reason_of, watch_url
+
+__all__ = ["ApiError", "ConfigError", "KubeApi", "Timeouts"]
 
 RELOAD_INTERVAL = 5.0  # seconds between two re-reads of the configuration
-
-
-class ApiError(Exception):
-    """The API answered with an error status (or an ``ERROR`` watch event)."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(f"{status} {reason}")
-        self.status = status
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -115,6 +108,7 @@ class KubeApi:
         self.configuration = configuration
         self.host = str(configuration.host).rstrip("/")
         self._session: aiohttp.ClientSession | None = None
+        self._ssl_context: ssl.SSLContext | None = None
         self._source = (kubeconfig, context)
         self.reloads = 0
         self._reloaded_at = float("-inf")
@@ -138,23 +132,27 @@ class KubeApi:
         self._reloaded_at = time.monotonic()
         self.configuration = await load_connection(kubeconfig, context)
         self.host = str(self.configuration.host).rstrip("/")
+        self._ssl_context = None  # the next request builds it from the new files
         if self._session is not None:
-            await self._session.close()  # the next request builds the SSL context from the new files
+            await self._session.close()
             self._session = None
         self.reloads += 1
         return True
 
-    def _ssl(self) -> ssl.SSLContext | bool:
+    def _ssl(self) -> ssl.SSLContext | None:
+        """The configuration's TLS context (None for plain http), built once per configuration read."""
         cfg = self.configuration
         if not self.host.startswith("https"):
-            return False
-        context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
-        if cfg.cert_file:
-            context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
-        if not cfg.verify_ssl:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        return context
+            return None
+        if self._ssl_context is None:
+            context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+            if cfg.cert_file:
+                context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+            if not cfg.verify_ssl:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            self._ssl_context = context
+        return self._ssl_context
 
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -163,7 +161,7 @@ class KubeApi:
                 # number of watches (one per kind, plus the scoped ones per namespace) starves the lists
                 # queued behind them. With every demo scenario, 50 were taken by watches and the initial
                 # list of Deployments never started: the fleet stayed empty.
-                connector=aiohttp.TCPConnector(ssl=self._ssl(), limit=0),
+                connector=aiohttp.TCPConnector(ssl=self._ssl() or False, limit=0),
                 # Watch events are single lines; allow objects of several MB (annotations can be huge).
                 read_bufsize=2**22,
             )
@@ -184,49 +182,29 @@ class KubeApi:
         ) as response:
             body = await response.read()
             if response.status >= 400:
-                raise ApiError(response.status, _reason(body, response.reason))
-            return dict(_loads(body))
+                raise ApiError(response.status, reason_of(body, response.reason))
+            return dict(loads(body))
 
-    async def watch(
-        self, path: str, params: Mapping[str, str], timeouts: Timeouts
-    ) -> AsyncIterator[dict[str, Any]]:
-        """Yield watch events; a silence longer than ``timeouts.read`` raises ``asyncio.TimeoutError``."""
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeouts.connect, sock_read=timeouts.read)
-        async with self.session().get(
-            self.host + path,
-            params={**params, "watch": "true"},
-            headers=await self._headers(),
-            timeout=timeout,
-        ) as response:
-            if response.status >= 400:
-                raise ApiError(response.status, _reason(await response.read(), response.reason))
-            async for line in response.content:
-                if line.strip():
-                    event = _loads(line)
-                    if not isinstance(event, dict):
-                        raise ValueError(f"watch event is not an object: {line[:200]!r}")
-                    yield event
+    async def stream(
+        self,
+        path: str,
+        params: Mapping[str, str],
+        timeouts: Timeouts,
+        on_event: Callable[[dict[str, Any]], None],
+    ) -> None:
+        """Watch ``path``, handing each event to ``on_event`` as it arrives, until the server ends the
+        stream (``dashboard.kube.stream``); a silence longer than ``timeouts.read`` raises
+        ``TimeoutError``."""
+        await open_watch(
+            watch_url(self.host, path, params),
+            await self._headers(),
+            on_event,
+            ssl_context=self._ssl(),
+            connect_timeout=timeouts.connect,
+            silence=timeouts.read,
+        )
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def _loads(data: bytes) -> Any:
-    """orjson (decoding is most of the watcher's work at scale), else the standard library, which also
-    reads what orjson refuses (NaN, lone surrogates) so that odd objects behave as they always did."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
-
-
-def _reason(body: bytes, fallback: str | None) -> str:
-    try:
-        status = json.loads(body)
-        if isinstance(status, dict) and status.get("message"):
-            return str(status.get("reason") or "") + ": " + str(status["message"])
-    except ValueError:
-        pass
-    return fallback or body[:200].decode(errors="replace")

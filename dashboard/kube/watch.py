@@ -211,9 +211,13 @@ async def watch_kind(
                 if version:
                     watch_params["resourceVersion"] = version
                 timeouts = Timeouts(settings.connect_timeout, settings.silence_timeout)
-                async for event in api.watch(path, watch_params, timeouts):
+
+                def on_event(event: dict[str, Any]) -> None:
+                    nonlocal version
                     version = position.version = _handle_event(kind, event, sink, version, stats)
                     seen(kind.name, namespace)  # events and bookmarks alike: the stream is alive
+
+                await api.stream(path, watch_params, timeouts, on_event)
                 seen(kind.name, namespace)  # the server ended it normally: alive too
                 delay = settings.backoff_initial
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -138,11 +138,8 @@ class FakeApi:
         items = self.canaries if path == "/apis/flagger.app/v1beta1/canaries" else []
         return {"items": items, "metadata": {"resourceVersion": "1"}}
 
-    async def watch(
-        self, path: str, params: Mapping[str, str], timeouts: Any
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, path: str, params: Mapping[str, str], timeouts: Any, on_event: Any) -> None:
         await asyncio.sleep(3600)
-        yield {}
 
 
 def quiet_watcher() -> Watcher:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -72,11 +72,8 @@ class RefusingApi:
             raise ApiError(401, "Unauthorized")
         raise asyncio.CancelledError
 
-    async def watch(
-        self, path: str, params: Mapping[str, str], timeouts: Any
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, path: str, params: Mapping[str, str], timeouts: Any, on_event: Any) -> None:
         raise AssertionError("not reached")
-        yield {}
 
 
 class Sink:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -158,11 +158,8 @@ class FakeApi:
         items = self.rollouts if path == "/apis/argoproj.io/v1alpha1/rollouts" else []
         return {"items": items, "metadata": {"resourceVersion": "1"}}
 
-    async def watch(
-        self, path: str, params: Mapping[str, str], timeouts: Any
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, path: str, params: Mapping[str, str], timeouts: Any, on_event: Any) -> None:
         await asyncio.sleep(3600)
-        yield {}
 
 
 async def _calls_while_running(api: FakeApi, then: Any = None) -> list[str]:

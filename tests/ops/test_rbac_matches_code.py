@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import subprocess
 import typing
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +79,9 @@ class RecordingApi:
         self.calls.append(("GET", path, dict(params)))
         return {"items": [], "metadata": {"resourceVersion": "1"}}
 
-    async def watch(
-        self, path: str, params: Mapping[str, str], timeouts: Any
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, path: str, params: Mapping[str, str], timeouts: Any, on_event: Any) -> None:
         self.calls.append(("GET", path, {**params, "watch": "true"}))
         raise asyncio.CancelledError
-        yield {}  # an async generator
 
 
 class NullSink:
@@ -232,7 +229,7 @@ KUBE_CLIENT_MARKERS = (
     "CoreV1Api(",
     "BatchV1Api(",
     "api.get(",
-    "api.watch(",
+    "api.stream(",
 )
 KNOWN_CALL_SITES = {
     "dashboard/kube/actions.py",  # exercised by exercise_actions
