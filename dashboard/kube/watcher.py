@@ -43,13 +43,13 @@ import asyncio
 import functools
 import gc
 import hashlib
+import itertools
 import logging
-import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -181,7 +181,7 @@ class PipelineSettings:
     bus_retry: float = 2.0  # after a failed publish
     bus_log_seconds: float = 30.0  # while Redis is unreachable, say so this often
     # Some findings change with time alone (stuck at step 0, a scale-down deadline passing, a weight fight
-    # going quiet): every rollout is re-evaluated once per this many seconds, spread evenly over it.
+    # going quiet): a rollout they can touch is re-evaluated once it has gone this long unbuilt.
     recheck_seconds: float = 30.0
     gc_freeze_seconds: float = 10.0  # see Watcher.keep_heap_frozen
     gc_full_seconds: float = 600.0
@@ -221,7 +221,7 @@ class PipelineStats:
     publish_failures: int = 0
     resyncs: int = 0
     kept: int = 0  # views the bus held that a resync kept: their inputs had not changed
-    rechecks: int = 0  # rollouts marked for a rebuild by the clock alone (``recheck_slice``)
+    rechecks: int = 0  # rollouts marked for a rebuild by the clock alone (``recheck_due``)
     bus_errors: int = 0  # any failed call to the bus or the lease (Redis unreachable or failing)
 
 
@@ -300,9 +300,9 @@ class Watcher:
         self._logged: set[tuple[str, str]] = set()
         # Per rollout UID: what the detectors need beyond one snapshot (hash changes, weight writers).
         self._history: dict[str, Observations] = {}
-        # Rollouts whose findings can change with time alone (an ordered set), and where the recheck is.
-        self._timed: dict[str, None] = {}
-        self._recheck_cursor = 0
+        # Rollouts whose findings can change with time alone, each with when it was last evaluated, oldest
+        # first (``recheck_due`` takes them from the front).
+        self._timed: dict[str, datetime] = {}
         # A kind that requires another waits until that one is listed (per namespace).
         self._served: dict[tuple[str, str | None], asyncio.Event] = {}
         self.baselines = baselines if baselines is not None else BaselineCache(metrics_config())
@@ -778,26 +778,28 @@ class Watcher:
             await asyncio.sleep(settings.gc_freeze_seconds)
 
     async def recheck_forever(self, tick: float = 1.0) -> None:
-        """Re-evaluate every rollout whose findings can change with time alone once per
-        ``recheck_seconds``: a slice of them each ``tick``, so that such findings appear and clear on
-        time without rebuilding many views in one burst."""
+        """Re-evaluate every rollout whose findings can change with time alone (stuck at step 0, a
+        scale-down deadline passing, a weight fight going quiet) once it has gone ``recheck_seconds``
+        without being built, so that such findings appear and clear on time. Most of them are releases
+        under way, built again by their own changes: only the quiet ones are built by the clock."""
         await self._ready.wait()
         while True:
             await asyncio.sleep(tick)
-            self.recheck_slice(tick / max(self.settings.recheck_seconds, tick))
+            self.recheck_due()
 
-    def recheck_slice(self, fraction: float) -> None:
-        """Mark the next ``fraction`` of the time-sensitive rollouts dirty (round-robin)."""
-        uids = list(self._timed)
-        if not uids:
-            return
-        count = max(1, math.ceil(len(uids) * fraction))
-        start = self._recheck_cursor % len(uids)
-        chosen = uids[start : start + count]
-        chosen += uids[: count - len(chosen)]
-        self._recheck_cursor = start + count
-        self.stats.rechecks += len(chosen)
-        self._mark(chosen)
+    def recheck_due(self) -> None:
+        """Mark the time-sensitive rollouts last evaluated ``recheck_seconds`` ago or more. ``_timed`` is
+        in the order they were evaluated, so those are at its front; each goes to the back as marked (a
+        build that fails is not retried every tick)."""
+        now = self.clock()
+        cutoff = now - timedelta(seconds=self.settings.recheck_seconds)
+        due = list(itertools.takewhile(lambda uid: self._timed[uid] <= cutoff, self._timed))
+        for uid in due:
+            del self._timed[uid]
+            self._timed[uid] = now
+        if due:
+            self.stats.rechecks += len(due)
+            self._mark(due)
 
     async def flush(self, *, force: bool = False) -> None:
         """Publish every dirty rollout that is due (all of them with ``force``)."""
@@ -998,10 +1000,9 @@ class Watcher:
             self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")
             findings = []
         view["findings"] = [finding.to_dict() for finding in findings]
+        self._timed.pop(uid, None)
         if self._changes_with_time(uid, inputs, view):
-            self._timed[uid] = None
-        else:
-            self._timed.pop(uid, None)
+            self._timed[uid] = at  # evaluated now: to the back of the recheck's queue
         return view
 
     def _build_canary(self, uid: str, inputs: CanaryInputs, at: datetime) -> dict[str, Any] | None:
@@ -1093,8 +1094,9 @@ class Watcher:
             refs = self.cache.input_refs(uid) if record is not None else None
             if record and refs and record.fingerprint == self.cache.fingerprint(refs, self._salt):
                 self._digest[uid] = record.digest
-                if record.timed:  # its view moves with the clock: rechecked on the usual round
-                    self._timed[uid] = None
+                if record.timed:  # its view moves with the clock: rechecked a round from now
+                    self._timed.pop(uid, None)
+                    self._timed[uid] = self.clock()
                 self._dirty.pop(uid, None)
                 self._dirty_since.pop(uid, None)
                 continue

@@ -59,7 +59,7 @@ async def test_a_finding_that_comes_with_time_alone_is_raised_by_the_periodic_re
     clock.now = T0 + timedelta(seconds=301)
     await watcher.flush()
     assert await findings(bus) == []  # nothing changed, nothing was rebuilt
-    watcher.recheck_slice(1.0)
+    watcher.recheck_due()
     await watcher.flush()
     assert await findings(bus) == ["stuck-at-step-zero"]
     assert await finding_events(bus) == [("finding.raised", "stuck-at-step-zero")]
@@ -85,27 +85,41 @@ async def test_a_finding_is_cleared_when_the_rollout_moves_on_and_both_moments_a
     assert row["findings"] == {"critical": 0, "warning": 0, "info": 0}
 
 
-async def test_the_recheck_goes_round_every_rollout_that_time_can_change_a_slice_at_a_time() -> None:
-    watcher, _ = make_watcher(Clock())
-    for i in range(10):
-        obj = rollout(STUCK)
-        obj["metadata"].update(uid=f"uid-{i}", name=f"r{i}")
-        watcher.changed("Rollout", "ADDED", obj)
-    quiet = rollout()  # Healthy, fully promoted, nothing to find: time changes nothing
-    quiet["metadata"].update(uid="quiet", name="quiet")
-    watcher.changed("Rollout", "ADDED", quiet)
+async def test_a_rollout_time_can_change_is_rechecked_once_it_has_gone_a_round_unbuilt() -> None:
+    clock = Clock()
+    watcher, _ = make_watcher(clock)
+    for name in ("quiet-stuck", "busy-stuck"):
+        watcher.changed("Rollout", "ADDED", named(rollout(STUCK), name))
+    watcher.changed("Rollout", "ADDED", named(rollout(), "healthy"))  # fully promoted: time changes nothing
     await watcher.flush()
-    assert not watcher._dirty
-    marked: list[str] = []
-    for _ in range(4):
-        watcher.recheck_slice(0.25)
-        marked += list(watcher._dirty)
-        watcher._dirty.clear()
-    assert len(marked) == 12 and set(marked) == {f"uid-{i}" for i in range(10)}
+
+    clock.now = T0 + timedelta(seconds=20)
+    watcher.changed("Rollout", "MODIFIED", named(rollout({**STUCK, "message": "still"}), "busy-stuck"))
+    await watcher.flush()  # built again by its own change
+    watcher.recheck_due()
+    assert not watcher._dirty  # nobody has gone 30 s unbuilt yet
+
+    clock.now = T0 + timedelta(seconds=30)
+    watcher.recheck_due()
+    assert list(watcher._dirty) == ["uid-quiet-stuck"]  # the busy one was evaluated 10 s ago
+    watcher._dirty.clear()
+    watcher.recheck_due()
+    assert not watcher._dirty  # marked once, not every tick until built
+
+    clock.now = T0 + timedelta(seconds=50)
+    watcher.recheck_due()
+    assert list(watcher._dirty) == ["uid-busy-stuck"]
+    assert watcher.stats.rechecks == 2
+
+
+def named(obj: dict[str, Any], name: str) -> dict[str, Any]:
+    obj["metadata"].update(uid=f"uid-{name}", name=name)
+    return obj
 
 
 async def test_a_released_rollout_is_not_rechecked_for_the_weights_it_went_through() -> None:
-    watcher, _ = make_watcher(Clock())
+    clock = Clock()
+    watcher, _ = make_watcher(clock)
     canary = {**STUCK, "currentStepIndex": 1, "canary": {"weights": {"canary": {"weight": 50}}}}
     promoted = {
         "currentPodHash": "bbb",
@@ -120,7 +134,8 @@ async def test_a_released_rollout_is_not_rechecked_for_the_weights_it_went_throu
     await watcher.flush()
     # 50 → 0 is in its history, but time alone cannot make a fight of it: no recheck every round for it
     assert watcher._history[UID].weights and UID not in watcher._timed
-    watcher.recheck_slice(1.0)
+    clock.now = T0 + timedelta(minutes=5)
+    watcher.recheck_due()
     assert not watcher._dirty
 
 

@@ -128,7 +128,7 @@ async def test_self_heal_resetting_the_virtual_service_is_a_weight_fight_then_dr
     )
     await watcher.flush()
     clock.now = T0 + timedelta(seconds=120)
-    watcher.recheck_slice(1.0)
+    watcher.recheck_due()
     await watcher.flush()
     view = await bus.snapshot(KEY)
     assert view is not None
