@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from django.db import close_old_connections, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connection, connections, transaction
 from django.db.utils import DatabaseError, InterfaceError
 
 from dashboard.domain import timeline as tl
@@ -365,11 +365,14 @@ def _unnest(fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[str, 
     dumps each array in C, in binary: per row the recorder spends no Python on quoting or casting.
     Text travels as text (a JSON value as its text, cast back in the expression)."""
     arrays, columns, params = [], [], []
+    db = connections[DEFAULT_DB_ALIAS]  # the connection itself: ``connection`` is a per-thread proxy
     for i, field in enumerate(fields):
         values = [row[i] for row in rows]
         kind = field.get_internal_type()
         column = f"u.c{i}"
-        if kind == "JSONField":
+        if _as_they_are(kind, values):
+            array = f"{field.db_type(db)}[]"
+        elif kind == "JSONField":
             values = [
                 None if v is None else orjson.dumps(v, default=str, option=_JSON_KEYS).decode()
                 for v in values
@@ -379,13 +382,28 @@ def _unnest(fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[str, 
             values = [None if v is None else str(v) for v in values]
             array = "text[]"
         else:
-            values = [field.get_db_prep_save(v, connection) for v in values]
-            array = f"{field.db_type(connection)}[]"
+            values = [field.get_db_prep_save(v, db) for v in values]
+            array = f"{field.db_type(db)}[]"
         arrays.append(f"%b::{array}")
         columns.append(column)
         params.append(values)
     names = ", ".join(f"c{i}" for i in range(len(fields)))
     return f"unnest({', '.join(arrays)}) AS u({names})", columns, params
+
+
+_INTEGER_KINDS = frozenset(
+    ("ForeignKey", "AutoField", "BigAutoField", "IntegerField", "BigIntegerField", "SmallIntegerField")
+)
+
+
+def _as_they_are(kind: str, values: Sequence[Any]) -> bool:
+    """Whether ``values`` of a column of ``kind`` are what Django would send PostgreSQL already (integers;
+    aware datetimes): each ``get_db_prep_save`` was most of the recorder's thread's time (py-spy, T46)."""
+    if kind in _INTEGER_KINDS:
+        return all(type(v) is int or v is None for v in values)
+    if kind == "DateTimeField":
+        return all(v is None or (type(v) is datetime and v.tzinfo is not None) for v in values)
+    return False
 
 
 # A JSON column's keys as Django's encoder writes them: any key a string (an integer key becomes its text).

@@ -13,6 +13,7 @@ from dashboard.history.recorder import (
     Recorder,
     _batch_cursor,
     _event_time,
+    _insert_releases,
     _load_releases,
     _plan_each_statement,
     prune_history,
@@ -316,3 +317,17 @@ def test_an_events_data_with_a_number_for_a_key_is_kept_with_that_key_as_text() 
     event = {"kind": "note", "dedupe": "n1", "podHash": "aaa", "title": "a note", "data": {1: "one"}}
     record_batch([(view(), [event], T0)])
     assert TimelineEvent.objects.get(kind="note").data == {"1": "one"}
+
+
+@pytest.mark.django_db
+def test_a_batch_stores_its_integers_and_times_as_django_would_prepare_them() -> None:
+    aware = Release(cluster="prod", namespace="shop", rollout="web", pod_hash="aaa", started_at=T0, revision=3)
+    with pytest.warns(RuntimeWarning, match="naive datetime"):  # Django's own warning: prepared by Django
+        naive = Release(
+            cluster="prod", namespace="shop", rollout="api", pod_hash="bbb", started_at=datetime(2026, 11, 29, 10)
+        )
+        with transaction.atomic():
+            _insert_releases([aware, naive])
+    stored = {r.rollout: r for r in Release.objects.all()}
+    assert (stored["web"].started_at, stored["web"].revision) == (T0, 3)
+    assert stored["api"].started_at == T0  # made aware in the default time zone, UTC
