@@ -321,13 +321,12 @@ def test_an_events_data_with_a_number_for_a_key_is_kept_with_that_key_as_text() 
 
 @pytest.mark.django_db
 def test_a_batch_stores_its_integers_and_times_as_django_would_prepare_them() -> None:
-    aware = Release(cluster="prod", namespace="shop", rollout="web", pod_hash="aaa", started_at=T0, revision=3)
-    with pytest.warns(RuntimeWarning, match="naive datetime"):  # Django's own warning: prepared by Django
-        naive = Release(
-            cluster="prod", namespace="shop", rollout="api", pod_hash="bbb", started_at=datetime(2026, 11, 29, 10)
-        )
-        with transaction.atomic():
-            _insert_releases([aware, naive])
+    key = {"cluster": "prod", "namespace": "shop"}
+    aware = Release(**key, rollout="web", pod_hash="aaa", started_at=T0, revision=3)
+    naive = Release(**key, rollout="api", pod_hash="bbb", started_at=datetime(2026, 11, 29, 10))
+    # Django's own warning: the naive one was prepared by Django
+    with pytest.warns(RuntimeWarning, match="naive datetime"), transaction.atomic():
+        _insert_releases([aware, naive])
     stored = {r.rollout: r for r in Release.objects.all()}
     assert (stored["web"].started_at, stored["web"].revision) == (T0, 3)
     assert stored["api"].started_at == T0  # made aware in the default time zone, UTC
