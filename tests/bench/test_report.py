@@ -145,3 +145,16 @@ def test_a_receiving_floor_that_could_not_be_measured_says_why_beside_the_watche
     assert _received_text(cost) == "not measured: TimeoutError: "
     measured = _watcher_cost(result, {"receive": {"ms_per_change": 0.1}})
     assert _received_text(measured) == "0.1 ms, ratio 4.0"
+
+
+def test_the_cores_a_process_used_keep_a_thousandth_so_the_cost_per_change_is_not_rounded_away() -> None:
+    from dashboard.bench.report import _cpu, _watcher_cost
+
+    samples = [
+        {"t": 0.0, "processes": {"watcher-sim-a": {"cpu_s": 10.0}}},
+        {"t": 60.0, "processes": {"watcher-sim-a": {"cpu_s": 21.16}}},  # 0.186 cores
+    ]
+    cores = _cpu(samples, 0.0, 60.0)
+    assert cores == {"watcher-sim-a": 0.186}
+    cost = _watcher_cost({"cpu_cores_during_churn": cores, "ingest": {"changes_per_second": 522.1}}, {})
+    assert cost["watcher_cpu_ms_per_change"] == 0.356  # rounded to 0.19 cores first, it read 0.364
