@@ -70,6 +70,18 @@ async def api() -> AsyncIterator[Api]:
     await server.close()
 
 
+async def test_the_schemas_writes_are_checked_against_are_built_before_the_first_request() -> None:
+    from kubesim import openapi
+
+    openapi.core_components.cache_clear()
+    store = Store(seed=1)
+    server = await start_server(store, token=TOKEN, faults=Faults(store), tls=False)
+    try:  # a first write does not wait for them (0.4 s: the client's models imported)
+        assert openapi.core_components.cache_info().currsize == 1
+    finally:
+        await server.close()
+
+
 def rollout(name: str = "web", **labels: str) -> dict[str, Any]:
     return {
         "apiVersion": "argoproj.io/v1alpha1",
