@@ -137,6 +137,7 @@ class _WatchProtocol(asyncio.Protocol):
         self._lines: list[bytes] = []  # complete lines of the data being handled
         self._error_body = bytearray()
         self._complete = False  # the server ended the response
+        self._delimited = False  # its body has a length or chunks (else it ends with the connection)
         self._last_data = self._loop.time()
         self._silence_timer: asyncio.TimerHandle | None = None
 
@@ -159,29 +160,44 @@ class _WatchProtocol(asyncio.Protocol):
         if len(self._partial) > MAX_LINE_BYTES:
             self._end(ValueError(f"a watch event longer than {MAX_LINE_BYTES} bytes"))
             return
-        if self._lines:
-            lines, self._lines = self._lines, []
-            for line in lines:
-                try:
-                    event = loads(line)
-                    if not isinstance(event, dict):
-                        raise ValueError(f"watch event is not an object: {line[:200]!r}")
-                    self._on_event(event)
-                except BaseException as error:  # the callback's too: it ends the stream and is raised
-                    self._end(error)
-                    return
-                if self._ended.done():  # the callback stopped the stream
-                    return
+        self._hand_on()
         if self._complete:
             self._end(None)
 
     def connection_lost(self, error: Exception | None) -> None:
+        if error is None and 200 <= self._status < 300 and not self._delimited:
+            # A body without a length or chunks (HTTP/1.0 style, through some proxies) ends with the
+            # connection: that is the end of the watch, not a failure.
+            if self._partial.strip():
+                self._lines.append(self._partial)
+            self._hand_on()
+            self._end(None)
         self._end(error or ConnectionResetError("the API server closed the watch before ending it"))
+
+    def _hand_on(self) -> None:
+        """Decode the complete lines received and hand each event on, until one fails (which ends the
+        stream with its error) or the callback stops the stream."""
+        lines, self._lines = self._lines, []
+        for line in lines:
+            try:
+                event = loads(line)
+                if not isinstance(event, dict):
+                    raise ValueError(f"watch event is not an object: {line[:200]!r}")
+                self._on_event(event)
+            except BaseException as error:  # the callback's too: it ends the stream and is raised
+                self._end(error)
+                return
+            if self._ended.done():  # the callback stopped the stream
+                return
 
     # --- the parser's callbacks ---
 
     def on_status(self, status: bytes) -> None:
         self._reason += status
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() in (b"content-length", b"transfer-encoding"):
+            self._delimited = True  # the parser knows where the body ends
 
     def on_headers_complete(self) -> None:
         self._status = self._parser.get_status_code()

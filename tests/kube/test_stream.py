@@ -160,6 +160,12 @@ async def test_a_connection_lost_before_the_end_is_an_error_not_an_end() -> None
             await received(url)
 
 
+async def test_a_body_without_length_or_chunks_ends_with_the_connection_as_a_normal_end() -> None:
+    plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
+    async with serving(Server([plain, event("a") + b"\n" + event("b")])) as url:
+        assert names(await received(url)) == ["a", "b"]
+
+
 async def test_a_response_that_is_not_http_is_a_clear_error() -> None:
     async with serving(Server([b"SSH-2.0-OpenSSH\r\n\r\n"], close=False)) as url:
         with pytest.raises(ValueError, match="could not be read as HTTP"):
