@@ -3,10 +3,10 @@
 The official client's loaders (``kubernetes.aio.config`` / ``kubernetes.config``) read the configuration
 and handle credentials (tokens, client certificates, exec plugins, refresh); static credentials are read
 without them (``static_config``: the same result, without importing the official client at every start
-of a watcher). The watcher then talks to the API through ``KubeApi``, which lists with aiohttp and reads
-watch streams with its own protocol (``dashboard.kube.stream``), and keeps objects as plain JSON dicts:
-watching thousands of objects through the generated models would spend most
-of the CPU on deserialization, and the domain model reads dicts anyway.
+of a watcher). The watcher then talks to the API through ``KubeApi``, which lists with aiohttp, reads
+watch streams with its own protocol (``dashboard.kube.stream``) and keeps objects as plain JSON dicts:
+watching thousands of objects through the generated models would spend most of the CPU on
+deserialization, and the domain model reads dicts anyway.
 
 ``sync_api_client()`` gives the synchronous official client for code outside the event loop (actions).
 
