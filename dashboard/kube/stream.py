@@ -10,7 +10,9 @@ event to the caller from the transport's callback; the task awaits once, for the
 ``open_watch`` is the whole client: one connection per watch (a watch holds its connection for its life),
 HTTP/1.1, the request's headers as given. A status of 400 or more raises ``ApiError`` with the server's
 message; a stream silent for longer than ``silence`` seconds raises ``TimeoutError``; a line that is not
-a JSON object raises ``ValueError``; whatever the callback raises ends the stream and is raised.
+a JSON object raises ``ValueError``; whatever the callback raises ends the stream and is raised. A body
+without a length or chunks ends with its connection, as HTTP/1.0 bodies do; any other lost connection is
+a ``ConnectionResetError``.
 
 Non-goals: proxies, HTTP/2, compressed bodies, keeping connections alive (aiohttp's session did none of
 these for the watches either); lists and other requests stay with aiohttp (``KubeApi.get``).
@@ -80,7 +82,7 @@ async def open_watch(
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
     try:
-        transport, protocol = await asyncio.wait_for(
+        _, protocol = await asyncio.wait_for(
             loop.create_connection(
                 lambda: _WatchProtocol(request, on_event, ended, silence),
                 split.hostname,
@@ -95,8 +97,7 @@ async def open_watch(
     try:
         await ended
     finally:
-        protocol.stop()
-        transport.close()
+        protocol.stop()  # its timer and the connection (cancelled, or ended by the server)
 
 
 def watch_url(base: str, path: str, params: Mapping[str, str]) -> str:
@@ -168,10 +169,10 @@ class _WatchProtocol(asyncio.Protocol):
         if error is None and 200 <= self._status < 300 and not self._delimited:
             # A body without a length or chunks (HTTP/1.0 style, through some proxies) ends with the
             # connection: that is the end of the watch, not a failure.
-            if self._partial.strip():
-                self._lines.append(self._partial)
+            self._last_line()
             self._hand_on()
             self._end(None)
+            return
         self._end(error or ConnectionResetError("the API server closed the watch before ending it"))
 
     def _hand_on(self) -> None:
@@ -216,9 +217,14 @@ class _WatchProtocol(asyncio.Protocol):
         if self._status >= 400:
             reason = reason_of(bytes(self._error_body), self._reason.decode("latin-1") or None)
             self._end(ApiError(self._status, reason))
-        elif self._partial.strip():  # the last event without its newline
+        else:
+            self._last_line()
+
+    def _last_line(self) -> None:
+        """The body ended: what follows its last newline is the last event (sent without its newline)."""
+        if self._partial.strip():
             self._lines.append(self._partial)
-            self._partial = b""
+        self._partial = b""
 
     # --- ending ---
 
