@@ -49,15 +49,30 @@ async def run_scenario(
                 problems = await db(history_problems, cluster)
                 assert problems == []
                 stream = await bus.read_since("0-0", count=10_000)
+                views, fleet = await views_and_fleet(bus, cluster)
                 return {
-                    "views": await bus.snapshots(cluster),
-                    "fleet": await bus.fleet(),
+                    "views": views,
+                    "fleet": fleet,
                     "stream": stream,
                     "watcher": watcher,
                 }
     finally:
         await asyncio.to_thread(recorder.stop)
         await bus.close()
+
+
+async def views_and_fleet(bus: Any, cluster: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The views and the fleet rows as of one moment. The scenario goes on while they are read, and a
+    publish (which writes a view and its row in one transaction) can land between the two reads: read
+    until the views are the same on both sides of the fleet's read."""
+    views = await bus.snapshots(cluster)
+    for _ in range(50):
+        fleet = await bus.fleet()
+        again = await bus.snapshots(cluster)
+        if again == views:
+            return views, fleet
+        views = again
+    raise AssertionError("the views kept changing while the fleet was read")
 
 
 def raised_findings(cluster: str, rollout: str) -> list[tuple[str, str]]:
