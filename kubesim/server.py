@@ -1086,7 +1086,8 @@ class ApiServer:
                     wait = min(wait, next_bookmark - now, max(0.0, deadline - 1.0 - now))
                 if wait > 0:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(watcher.wake.wait(), wait)
+                        async with asyncio.timeout(wait):
+                            await watcher.wake.wait()
             while (hold := self.faults.hang_remaining()) > 0:
                 await asyncio.sleep(hold)
             now = loop.time()

@@ -333,7 +333,8 @@ class Simulation:
             self._wake.clear()
             if timeout > 0 and not self._queue:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout)
+                    async with asyncio.timeout(timeout):
+                        await self._wake.wait()
 
     async def run_for(self, sim_seconds: float) -> None:
         """Run in real time for a while (tests with a fast real clock)."""

@@ -287,7 +287,8 @@ async def main_async(config: dict[str, Any]) -> int:
         # the database's connection limit (each request loads its session).
         opening = asyncio.Semaphore(OPENING_AT_ONCE)
         tasks = [asyncio.create_task(c.run(stop, opening)) for c in clients]
-        await asyncio.wait_for(asyncio.gather(*(c.connected.wait() for c in clients)), CONNECT_SECONDS)
+        async with asyncio.timeout(CONNECT_SECONDS):
+            await asyncio.gather(*(c.connected.wait() for c in clients))
         Path(config["ready"]).write_text(str(len(clients)))
         stop_file, progress = Path(config["stop"]), Path(config["progress"])
         while not stop_file.exists():

@@ -125,7 +125,8 @@ async def _receive(lines: list[bytes], connections: int, rate: float, seconds: f
         )
         try:
             assert server.stdout is not None
-            said = await asyncio.wait_for(asyncio.to_thread(server.stdout.readline), 30)
+            async with asyncio.timeout(30):
+                said = await asyncio.to_thread(server.stdout.readline)
             if not said.startswith("listening "):
                 raise RuntimeError(f"the floor's server did not start (exit status {server.poll()})")
             port = int(said.split()[-1])
@@ -143,7 +144,8 @@ async def _receive(lines: list[bytes], connections: int, rate: float, seconds: f
                 await api.stream("/watch", {}, Timeouts(connect=10, read=seconds + 30), count)
 
             try:
-                await asyncio.wait_for(asyncio.gather(*(watch() for _ in range(connections))), seconds + 60)
+                async with asyncio.timeout(seconds + 60):
+                    await asyncio.gather(*(watch() for _ in range(connections)))
             finally:
                 await api.close()
             used = time.thread_time() - first[0] if first else 0.0
@@ -196,7 +198,8 @@ async def _serve(
     listening = socket.create_server(("127.0.0.1", 0))
     await web.SockSite(runner, listening, ssl_context=context).start()
     print("listening", listening.getsockname()[1], flush=True)
-    await asyncio.wait_for(all_open.wait(), 30)
+    async with asyncio.timeout(30):
+        await all_open.wait()
     started = time.monotonic()
     for sent, line in enumerate(itertools.cycle(lines), start=1):
         if time.monotonic() - started >= seconds:

@@ -82,16 +82,14 @@ async def open_watch(
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
     try:
-        _, protocol = await asyncio.wait_for(
-            loop.create_connection(
+        async with asyncio.timeout(connect_timeout):  # (not wait_for: see pyproject's banned-api)
+            _, protocol = await loop.create_connection(
                 lambda: _WatchProtocol(request, on_event, ended, silence),
                 split.hostname,
                 split.port or (443 if split.scheme == "https" else 80),
                 ssl=ssl_context if split.scheme == "https" else None,
                 server_hostname=split.hostname if split.scheme == "https" else None,
-            ),
-            connect_timeout,
-        )
+            )
     except TimeoutError:  # not a silent stream: no connection at all
         raise ConnectionError(f"no connection to {authority} within {connect_timeout:.0f}s") from None
     try:

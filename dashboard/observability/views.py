@@ -97,7 +97,8 @@ async def live_status(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "authentication required"}, status=401)
     clusters: list[dict[str, Any]] = []
     try:
-        reports = await asyncio.wait_for(data.bus().cluster_reports(), PROBE_SECONDS)
+        async with asyncio.timeout(PROBE_SECONDS):
+            reports = await data.bus().cluster_reports()
     except (BusError, TimeoutError) as error:
         outage.failed(str(error) or f"no answer from Redis within {PROBE_SECONDS:g}s")
     else:

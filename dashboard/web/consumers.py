@@ -159,7 +159,8 @@ class _LiveConsumer(AsyncWebsocketConsumer):
 
     async def pump(self) -> None:
         try:
-            resume = await asyncio.wait_for(asyncio.shield(self.hello), HELLO_SECONDS)
+            async with asyncio.timeout(HELLO_SECONDS):
+                resume = await asyncio.shield(self.hello)
         except TimeoutError:
             resume = None
         while True:

@@ -297,7 +297,8 @@ class StreamFollower:
     async def _follow(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._wake.wait()
             self._wake.clear()
             if not self._subscribed():
                 return  # the next subscriber starts afresh from the stream's end

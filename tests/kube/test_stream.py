@@ -222,3 +222,25 @@ async def test_a_certificate_from_another_ca_is_a_tls_failure(tmp_path: Path) ->
             await api.stream("/api/v1/pods", {}, Timeouts(5, 5), print)
         await api.close()
     assert is_tls_failure(raised.value)
+
+
+async def test_a_cancellation_that_arrives_as_the_connection_is_made_stops_the_watch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python 3.11's ``asyncio.wait_for`` returns the result of an awaitable that finished in the same loop
+    step as the cancellation, and the cancellation is lost: a watcher told to stop watched on."""
+    loop = asyncio.get_running_loop()
+    connect = loop.create_connection
+    watching: list[asyncio.Task[Any]] = []
+
+    async def connected_as_the_watch_is_cancelled(*args: Any, **kwargs: Any) -> Any:
+        made = await connect(*args, **kwargs)
+        watching[0].cancel()
+        return made
+
+    monkeypatch.setattr(loop, "create_connection", connected_as_the_watch_is_cancelled)
+    async with serving(Server([OK_HEADER, chunk(event("a") + b"\n")], close=False)) as url:
+        watching.append(asyncio.create_task(received(url)))
+        done, _ = await asyncio.wait(watching, timeout=2)
+        watching[0].cancel()  # (a watch that went on is stopped before its server)
+    assert done and watching[0].cancelled()
