@@ -23,7 +23,6 @@ The API server is asked (``dashboard.kube.podlogs``) only between the first fram
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections import deque
@@ -125,11 +124,12 @@ class PodLogsConsumer(AsyncWebsocketConsumer):
         timer = getattr(self, "hello_timer", None)
         if timer is not None:
             timer.cancel()
-        for task in (self.reader, self.sender):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        tasks = [task for task in (self.reader, self.sender) if task is not None]
+        for task in tasks:
+            task.cancel()
+        # Their ends, whatever they were; unlike suppressing CancelledError around each await, a
+        # cancellation of this handler itself still stops it.
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _read(self, request: LogRequest, impersonate: Any) -> None:
         end: dict[str, Any] = {"type": "end", "message": "the log stream ended (the pod is gone or stopped)"}

@@ -79,3 +79,27 @@ async def test_a_pod_or_container_the_page_does_not_offer_is_refused_naming_the_
     assert (answer["field"], code) == ("container", 4422)
     answer, code = await _ask(user, {"pod": "checkout-new-1", "tailLines": 10**9})
     assert (answer["field"], code) == ("tailLines", 4422)
+
+
+async def test_a_disconnect_that_is_itself_cancelled_stops_while_its_reader_winds_down() -> None:
+    """The reader may take its time to end (a log request in flight); the disconnect waiting for it must
+    still stop when it is cancelled, not swallow that cancellation as the reader's own."""
+    import asyncio
+
+    from dashboard.web.pod_logs import PodLogsConsumer
+
+    async def slow_to_stop() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            await asyncio.sleep(3600)
+
+    consumer = PodLogsConsumer()
+    consumer.reader = asyncio.create_task(slow_to_stop())
+    await asyncio.sleep(0)
+    disconnecting = asyncio.create_task(consumer.disconnect(1000))
+    await asyncio.sleep(0.05)
+    disconnecting.cancel()
+    done, _ = await asyncio.wait({disconnecting}, timeout=2)
+    consumer.reader.cancel()  # (the reader, cancelled twice, ends)
+    assert done and disconnecting.cancelled()
