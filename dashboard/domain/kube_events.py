@@ -17,7 +17,9 @@ Non-goals: Events about other objects, the events.k8s.io/v1 series fields beyond
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from sys import intern
 from typing import Any
 
 from .objects import as_int, as_map, as_str, dig_map, is_map, parse_time, rfc3339
@@ -26,49 +28,94 @@ EVENTS_IN_VIEW = 20
 CHILD_EVENTS_IN_VIEW = 20
 
 
+@dataclass(frozen=True, slots=True)
+class EventFacts:
+    """What one Event says, read from it alone (``event_facts``): whom it is about, as it names them
+    (each value as the object holds it, so that ``event_rows`` compares exactly what it would compare
+    on the object), and the fields of its row. Immutable: one reading may serve many view builds."""
+
+    involved_kind: Any
+    involved_uid: Any
+    involved_name: str
+    involved_namespace: str  # the involved object's, else the Event's own
+    name: str
+    type: str
+    reason: str
+    message: str
+    count: int
+    at: str | None
+    source: str
+
+
+def event_facts(event: Any) -> EventFacts | None:
+    """The facts of ``event``, or None when it names no object (such an Event is never a row)."""
+    if not is_map(event):
+        return None
+    involved = event.get("involvedObject") or event.get("regarding")
+    if not is_map(involved):
+        return None
+    meta = dig_map(event, "metadata")
+    series = as_map(event.get("series"))
+    kind, uid = involved.get("kind"), involved.get("uid")
+    # Interned: what the Events of one object, or of one controller, repeat (kept facts are half a
+    # kilobyte each, and a cache keeps thousands).
+    return EventFacts(
+        involved_kind=intern(kind) if type(kind) is str else kind,
+        involved_uid=intern(uid) if type(uid) is str else uid,
+        involved_name=intern(as_str(involved.get("name"))),
+        involved_namespace=intern(as_str(involved.get("namespace")) or as_str(meta.get("namespace"))),
+        name=as_str(meta.get("name")),
+        type=intern(as_str(event.get("type")) or "Normal"),
+        reason=intern(as_str(event.get("reason"))),
+        message=as_str(event.get("message") or event.get("note")),
+        count=max(as_int(event.get("count") or series.get("count")), 1),
+        at=rfc3339(_when(event, series, meta)),
+        source=intern(
+            as_str(dig_map(event, "source").get("component"))
+            or as_str(event.get("reportingComponent"))
+            or as_str(event.get("reportingController"))
+        ),
+    )
+
+
 def event_rows(
     rollout: Mapping[str, Any],
-    events: Iterable[Mapping[str, Any]],
+    events: Iterable[Mapping[str, Any] | EventFacts | None],
     children: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[dict[str, Any], ...]:
+    """The rows of the Events about ``rollout`` and its ``children`` (see the module's docstring). Each
+    of ``events`` is an Event or its ``event_facts`` already read (a cache reads each version once)."""
     meta = dig_map(rollout, "metadata")
     uid, namespace, name = as_str(meta.get("uid")), as_str(meta.get("namespace")), as_str(meta.get("name"))
     children = children or {}
     rows = []
     for event in events:
-        if not is_map(event):
+        facts = event if event is None or type(event) is EventFacts else event_facts(event)
+        if facts is None:
             continue
-        involved = event.get("involvedObject") or event.get("regarding")
-        if not is_map(involved):
-            continue
-        child = children.get(as_str(involved.get("uid")))
-        meta = dig_map(event, "metadata")
+        child = children.get(as_str(facts.involved_uid))
         if child is not None:
-            if involved.get("kind") != child[0]:
+            if facts.involved_kind != child[0]:
                 continue
             about = {"kind": child[0], "name": child[1]}
         else:
-            if involved.get("kind") != "Rollout":
+            if facts.involved_kind != "Rollout":
                 continue
-            if involved.get("uid") and uid and involved.get("uid") != uid:
+            if facts.involved_uid and uid and facts.involved_uid != uid:
                 continue
-            event_ns = as_str(involved.get("namespace")) or as_str(meta.get("namespace"))
-            if as_str(involved.get("name")) != name or event_ns != namespace:
+            if facts.involved_name != name or facts.involved_namespace != namespace:
                 continue
             about = {"kind": "Rollout", "name": name}
-        series = as_map(event.get("series"))
         rows.append(
             {
-                "name": as_str(meta.get("name")),
-                "type": as_str(event.get("type")) or "Normal",
-                "reason": as_str(event.get("reason")),
-                "message": as_str(event.get("message") or event.get("note")),
-                "count": max(as_int(event.get("count") or series.get("count")), 1),
-                "at": rfc3339(_when(event, series, meta)),
+                "name": facts.name,
+                "type": facts.type,
+                "reason": facts.reason,
+                "message": facts.message,
+                "count": facts.count,
+                "at": facts.at,
                 "object": about,
-                "source": as_str(dig_map(event, "source").get("component"))
-                or as_str(event.get("reportingComponent"))
-                or as_str(event.get("reportingController")),
+                "source": facts.source,
             }
         )
     rows.sort(key=lambda r: (r["at"] or "", r["name"]))

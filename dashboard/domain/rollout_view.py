@@ -24,7 +24,7 @@ from .autoscalers import HPA, autoscaler_for, autoscaler_view
 from .durations import age, trunc_div
 from .experiments import ExperimentView, experiment_views
 from .images import ImageView, merge_image
-from .kube_events import event_rows
+from .kube_events import EventFacts, event_rows
 from .objects import (
     as_bool,
     as_map,
@@ -257,7 +257,7 @@ def build_rollout_view(
     experiments: Iterable[Mapping[str, Any]] = (),
     jobs: Iterable[Mapping[str, Any]] = (),
     deployment: Mapping[str, Any] | None = None,
-    events: Iterable[Mapping[str, Any]] = (),
+    events: Iterable[Mapping[str, Any] | EventFacts] = (),
     routers: Iterable[Mapping[str, Any]] = (),
     autoscalers: Iterable[Mapping[str, Any]] = (),
     now: datetime,

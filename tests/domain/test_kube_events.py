@@ -149,7 +149,84 @@ def test_the_cache_files_rollout_events_under_their_rollout_whichever_kind_they_
         "RolloutPaused",
     ]
     cache.apply("RolloutEvent", "DELETED", watched)
-    assert [e["metadata"]["name"] for e in cache.inputs("u-1").events] == ["b"]  # type: ignore[union-attr]
+    inputs = cache.inputs("u-1")
+    assert inputs is not None
+    assert [e["name"] for e in inputs.view(now=AT, cluster="c")["events"]] == ["b"]
+
+
+def test_the_cache_reads_each_version_of_an_event_once_and_a_new_version_again() -> None:
+    from dashboard.kube import cache as cache_module
+
+    cache = cache_module.ClusterCache()
+    rollout = {**ROLLOUT, "apiVersion": "argoproj.io/v1alpha1", "spec": {}, "status": {}}
+    cache.apply("Rollout", "ADDED", rollout)
+    paused = event("p", "RolloutPaused", "Rollout is paused (CanaryPauseStep)", at="2026-12-01T10:00:01Z")
+    paused["metadata"] = {**paused["metadata"], "uid": "e-p"}
+    cache.apply("RolloutEvent", "ADDED", paused)
+
+    def messages() -> list[str]:
+        inputs = cache.inputs("u-1")
+        assert inputs is not None
+        return [e["message"] for e in inputs.view(now=AT, cluster="c")["events"]]
+
+    cache_module.event_facts_of_kept.cache_clear()
+    assert messages() == ["Rollout is paused (CanaryPauseStep)"]
+    assert messages() == ["Rollout is paused (CanaryPauseStep)"]
+    assert cache_module.event_facts_of_kept.cache_info()[:2] == (1, 1)  # (hits, misses): read once
+    cache.apply("RolloutEvent", "MODIFIED", {**paused, "message": "Rollout is paused (BlueGreenPause)"})
+    assert messages() == ["Rollout is paused (BlueGreenPause)"]
+    assert cache_module.event_facts_of_kept.cache_info()[:2] == (1, 2)
+
+
+def _about(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"involvedObject": {"kind": kind, **fields}}
+
+
+ODD_EVENTS: list[Any] = [
+    "not an object",
+    None,
+    {"reason": "NoSubject"},
+    {"involvedObject": "not an object", "reason": "Odd"},
+    {**_about("Rollout", name="checkout", namespace="shop", uid=7), "reason": "UidNotText"},
+    {**_about("Rollout", name="checkout"), "metadata": {"namespace": "shop", "name": "m"}},
+    {
+        "regarding": {"kind": "Rollout", "name": "checkout", "namespace": "shop", "uid": "u-1"},
+        "note": "v1 note",
+        "series": {"count": 4, "lastObservedTime": "2026-12-01T10:00:09Z"},
+        "reportingController": "argo",
+    },
+    {**_about("Rollout", name="checkout", namespace="shop", uid="u-2"), "reason": "AnotherRollout"},
+    {**_about(5, name="checkout", namespace="shop"), "reason": "KindNotText"},  # type: ignore[arg-type]
+    {
+        **_about("Pod", uid="pod-1", name="x"),
+        "reason": "Started",
+        "count": True,
+        "eventTime": "2026-12-01T10:00:02.5Z",
+        "source": {"component": "kubelet"},
+    },
+    {**_about("ReplicaSet", uid="pod-1", name="x"), "reason": "NotThatUidsKind"},
+    {
+        **_about("AnalysisRun", uid="ar-1", name="r"),
+        "count": 2.0,
+        "type": "Warning",
+        "firstTimestamp": "not a time",
+        "metadata": {"creationTimestamp": "2026-12-01T09:00:00Z", "name": 3},
+    },
+]
+
+
+def test_rows_read_from_events_and_from_their_facts_are_the_same_however_odd_the_events() -> None:
+    from dashboard.domain.kube_events import event_facts
+
+    children = {"pod-1": ("Pod", "x"), "ar-1": ("AnalysisRun", "r")}
+    from_events = event_rows(ROLLOUT, ODD_EVENTS, children)
+    assert [(r["object"]["kind"], r["reason"], r["message"], r["count"], r["at"]) for r in from_events] == [
+        ("Rollout", "", "", 1, None),
+        ("AnalysisRun", "", "", 2, "2026-12-01T09:00:00Z"),
+        ("Pod", "Started", "", 1, "2026-12-01T10:00:02.5Z"),
+        ("Rollout", "", "v1 note", 4, "2026-12-01T10:00:09Z"),
+    ]
+    assert event_rows(ROLLOUT, [event_facts(e) for e in ODD_EVENTS], children) == from_events
 
 
 def test_the_events_of_its_replicasets_pods_and_analysis_runs_are_merged_naming_their_object() -> None:

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dashboard.kube.cache import ClusterCache, MalformedObject
+from dashboard.domain.kube_events import EventFacts
+from dashboard.kube.cache import ClusterCache, MalformedObject, RolloutInputs
 
 
 def obj(
@@ -138,6 +139,12 @@ def child_event(name: str, kind: str, about: str, when: str = T) -> dict[str, An
                lastTimestamp=when)  # fmt: skip
 
 
+def event_names(inputs: RolloutInputs) -> list[str]:
+    """The names of the Events the cache gives a build (each as its facts, read once)."""
+    assert all(isinstance(e, EventFacts) for e in inputs.events)
+    return [e.name for e in inputs.events if isinstance(e, EventFacts)]
+
+
 def test_events_about_its_pods_replicasets_and_runs_reach_the_rollout_and_stay_bounded() -> None:
     cache = filled()
     assert cache.apply("PodEvent", "ADDED", child_event("started", "Pod", "pod-1")) == {"ro"}
@@ -149,7 +156,7 @@ def test_events_about_its_pods_replicasets_and_runs_reach_the_rollout_and_stay_b
         cache.apply("PodEvent", "ADDED", child_event(f"probe{i}", "Pod", "pod-1", later))
     inputs = cache.inputs("ro")
     assert inputs is not None
-    names = [e["metadata"]["name"] for e in inputs.events]
+    names = event_names(inputs)
     assert "made" in names and "m" in names and "started" not in names  # the oldest pod event left
     assert sum(n.startswith("probe") for n in names) == 10
     assert cache.apply("PodEvent", "DELETED", child_event("probe14", "Pod", "pod-1", "x")) == {"ro"}
@@ -162,4 +169,4 @@ def test_an_event_about_a_pod_not_seen_yet_is_found_when_the_pod_arrives() -> No
     assert cache.apply("PodEvent", "ADDED", child_event("early", "Pod", "pod-9")) == set()
     assert cache.apply("Pod", "ADDED", obj("Pod", "web-a-9", "pod-9", "rs-a")) == {"ro"}
     inputs = cache.inputs("ro")
-    assert inputs is not None and [e["metadata"]["name"] for e in inputs.events] == ["early"]
+    assert inputs is not None and event_names(inputs) == ["early"]
