@@ -720,9 +720,12 @@ class ClusterCache:
         refs = self.input_refs(rollout_uid)
         return None if refs is None else self.read_inputs(refs)
 
-    def read_inputs(self, refs: InputRefs) -> RolloutInputs:
-        """The objects ``refs`` names, decoded."""
+    def read_inputs(self, refs: InputRefs, *, remember_events: bool = True) -> RolloutInputs:
+        """The objects ``refs`` names, decoded; the Events as their facts, kept for the next read unless
+        ``remember_events`` is False (a rollout's first build: at a cold start, ten thousand rollouts'
+        Events would go through the memo once each, for nothing, at the watcher's peak of memory)."""
         objects = self.objects
+        event = self._event_facts if remember_events else self._event_facts_once
 
         def read(held: list[Held]) -> list[Obj]:
             return [objects[kind][uid] for kind, uid in held]
@@ -734,7 +737,7 @@ class ClusterCache:
             analysisruns=read(refs.analysisruns),
             experiments=read(refs.experiments),
             applications=read(refs.applications),
-            events=[facts for held in refs.events if (facts := self._event_facts(*held)) is not None],
+            events=[facts for held in refs.events if (facts := event(*held)) is not None],
             routers=read(refs.routers),
             autoscalers=read(refs.autoscalers),
         )
@@ -744,6 +747,9 @@ class ClusterCache:
         store = self.objects[kind]
         kept = store.kept(uid) if type(store) is Packed and store.squeeze is EVENT_SQUEEZE else None
         return event_facts_of_kept(kept) if kept is not None else event_facts(store[uid])
+
+    def _event_facts_once(self, kind: str, uid: str) -> EventFacts | None:
+        return event_facts(self.objects[kind][uid])
 
     def fingerprint(self, refs: InputRefs, salt: bytes) -> bytes:
         """What names the inputs ``refs`` names exactly (``dashboard.kube.fingerprint``): each object's

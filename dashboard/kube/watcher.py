@@ -890,8 +890,11 @@ class Watcher:
             batch.uids.append(uid)
             batch.built[uid] = self._dirty.get(uid)
             refs = self.cache.input_refs(uid)
+            # Published before: a rebuild, most of whose Events were read for the last one.
             inputs: RolloutInputs | CanaryInputs | None = (
-                self.cache.read_inputs(refs) if refs is not None else self.cache.canary_inputs(uid)
+                self.cache.read_inputs(refs, remember_events=uid in self._digest)
+                if refs is not None
+                else self.cache.canary_inputs(uid)
             )
             if inputs is None:
                 if uid in self._keys:

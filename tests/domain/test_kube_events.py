@@ -170,6 +170,10 @@ def test_the_cache_reads_each_version_of_an_event_once_and_a_new_version_again()
         return [e["message"] for e in inputs.view(now=AT, cluster="c")["events"]]
 
     cache_module.event_facts_of_kept.cache_clear()
+    refs = cache.input_refs("u-1")
+    assert refs is not None
+    assert len(cache.read_inputs(refs, remember_events=False).events) == 1  # a first build's reading
+    assert cache_module.event_facts_of_kept.cache_info()[:2] == (0, 0)  # ... leaves nothing behind
     assert messages() == ["Rollout is paused (CanaryPauseStep)"]
     assert messages() == ["Rollout is paused (CanaryPauseStep)"]
     assert cache_module.event_facts_of_kept.cache_info()[:2] == (1, 1)  # (hits, misses): read once
