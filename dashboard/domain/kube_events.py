@@ -56,13 +56,14 @@ def event_facts(event: Any) -> EventFacts | None:
         return None
     meta = dig_map(event, "metadata")
     series = as_map(event.get("series"))
-    kind, uid = involved.get("kind"), involved.get("uid")
-    # Interned: what the Events of one object, or of one controller, repeat (kept facts are half a
-    # kilobyte each, and a cache keeps thousands).
+    kind = involved.get("kind")
+    # Interned: the few values every controller's Events repeat (kept facts are half a kilobyte each,
+    # and a cache keeps thousands). Not the names and UIDs: one per object, a fleet's worth of them
+    # would only grow the interpreter's table of interned strings.
     return EventFacts(
         involved_kind=intern(kind) if type(kind) is str else kind,
-        involved_uid=intern(uid) if type(uid) is str else uid,
-        involved_name=intern(as_str(involved.get("name"))),
+        involved_uid=involved.get("uid"),
+        involved_name=as_str(involved.get("name")),
         involved_namespace=intern(as_str(involved.get("namespace")) or as_str(meta.get("namespace"))),
         name=as_str(meta.get("name")),
         type=intern(as_str(event.get("type")) or "Normal"),
