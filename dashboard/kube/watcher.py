@@ -1181,12 +1181,12 @@ def _fixed_clock(at: datetime) -> Callable[[], datetime]:
 
 def describe_stats(watcher: Watcher) -> str:
     s, w = watcher.stats, watcher.watch_stats
-    facts = event_facts_of_kept.cache_info()  # (of every watcher in this process)
+    facts = event_facts_of_kept.cache_info()  # rebuilds' Event reads (every watcher in this process)
     return (
         f"changes={s.changes} builds={s.builds} published={s.published} unchanged={s.unchanged} "
         f"removed={s.removed} malformed={s.malformed} lists={w.lists} watches={w.watches} gone={w.gone} "
         f"errors={w.errors} silences={w.silences} bus_errors={s.bus_errors} resyncs={s.resyncs} "
         f"kept={s.kept} rechecks={s.rechecks} timed={len(watcher._timed)} "
-        f"event_reads={facts.misses} event_reads_saved={facts.hits} "
+        f"rebuild_event_reads={facts.misses} rebuild_event_reads_saved={facts.hits} "
         f"at={format_time(datetime.now(UTC))}"
     )
