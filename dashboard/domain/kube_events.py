@@ -81,7 +81,7 @@ def event_facts(event: Any) -> EventFacts | None:
 
 def event_rows(
     rollout: Mapping[str, Any],
-    events: Iterable[Mapping[str, Any] | EventFacts | None],
+    events: Iterable[Mapping[str, Any] | EventFacts],
     children: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[dict[str, Any], ...]:
     """The rows of the Events about ``rollout`` and its ``children`` (see the module's docstring). Each
@@ -91,7 +91,7 @@ def event_rows(
     children = children or {}
     rows = []
     for event in events:
-        facts = event if event is None or type(event) is EventFacts else event_facts(event)
+        facts = event if type(event) is EventFacts else event_facts(event)
         if facts is None:
             continue
         child = children.get(as_str(facts.involved_uid))

@@ -746,7 +746,7 @@ class ClusterCache:
         """What the Event ``uid`` says (``event_facts``), read once per version it is kept as."""
         store = self.objects[kind]
         kept = store.kept(uid) if type(store) is Packed and store.squeeze is EVENT_SQUEEZE else None
-        return event_facts_of_kept(kept) if kept is not None else event_facts(store[uid])
+        return event_facts_of_kept(kept) if kept is not None else self._event_facts_once(kind, uid)
 
     def _event_facts_once(self, kind: str, uid: str) -> EventFacts | None:
         return event_facts(self.objects[kind][uid])
