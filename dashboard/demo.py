@@ -401,6 +401,4 @@ async def serve(options: DemoOptions, kubeconfig: str, announce: Callable[[str],
         server.should_exit = True
         watch.cancel()
         await asyncio.gather(web, watch, return_exceptions=True)
-        with contextlib.suppress(Exception):
-            await api.close()
         recorder.stop()

@@ -21,7 +21,7 @@ def first_request(*args, **kwargs):
     print(json.dumps(sorted(sys.modules)), flush=True)
     os._exit(0)
 
-KubeApi.get = KubeApi.watch = first_request
+KubeApi.list_connection = KubeApi.stream = first_request
 sys.argv = ["manage.py", "watch", "--kubeconfig", sys.argv[1], "--cluster", "startup", "--no-history"]
 from manage import main
 main()

@@ -143,11 +143,8 @@ async def _receive(lines: list[bytes], connections: int, rate: float, seconds: f
             async def watch() -> None:
                 await api.stream("/watch", {}, Timeouts(connect=10, read=seconds + 30), count)
 
-            try:
-                async with asyncio.timeout(seconds + 60):
-                    await asyncio.gather(*(watch() for _ in range(connections)))
-            finally:
-                await api.close()
+            async with asyncio.timeout(seconds + 60):
+                await asyncio.gather(*(watch() for _ in range(connections)))
             used = time.thread_time() - first[0] if first else 0.0
         finally:
             server.kill()

@@ -15,10 +15,12 @@ Non-goals: no object models, no retries (the watch loop decides about those), no
 
 from __future__ import annotations
 
+import functools
 import os
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,11 +34,9 @@ from dashboard.kube.stream import ApiError, loads, open_watch, reason_of, watch_
 __all__ = ["ApiError", "ConfigError", "KubeApi", "Timeouts"]
 
 RELOAD_INTERVAL = 5.0  # seconds between two re-reads of the configuration
-# A list's pages follow one another at once on one kept-alive connection; once the list is done nothing
-# else uses it (a watch opens its own: ``open_watch``), and an idle connection keeps uvloop's TLS read
-# buffer, which a large page has filled: 256 KB each, 33 MB of the watcher's peak RSS at 10,000 rollouts
-# while the initial lists' connections idled for aiohttp's default 15 s. Closed after 1-2 s idle instead.
-LIST_KEEPALIVE_SECONDS = 1.0
+
+# Reads one page of a list: (path, query parameters, timeouts) → the page.
+PageReader = Callable[[str, Mapping[str, str], "Timeouts"], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -113,12 +113,9 @@ class KubeApi:
         *,
         kubeconfig: str | None = None,
         context: str | None = None,
-        keepalive: float = LIST_KEEPALIVE_SECONDS,
     ) -> None:
         self.configuration = configuration
-        self.keepalive = keepalive
         self.host = str(configuration.host).rstrip("/")
-        self._session: aiohttp.ClientSession | None = None
         self._ssl_context: ssl.SSLContext | None = None
         self._source = (kubeconfig, context)
         self.reloads = 0
@@ -143,10 +140,7 @@ class KubeApi:
         self._reloaded_at = time.monotonic()
         self.configuration = await load_connection(kubeconfig, context)
         self.host = str(self.configuration.host).rstrip("/")
-        self._ssl_context = None  # the next request builds it from the new files
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        self._ssl_context = None  # the next connection builds it from the new files
         self.reloads += 1
         return True
 
@@ -165,17 +159,23 @@ class KubeApi:
             self._ssl_context = context
         return self._ssl_context
 
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            # The lists' connections (watches have their own). No pool limit: every kind, and the scoped
-            # ones per namespace, list at once at the start, and a list queued behind a limit waits.
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(
-                    ssl=self._ssl() or False, limit=0, keepalive_timeout=self.keepalive
-                ),
-                read_bufsize=2**22,  # a page of 500 objects is a few MB: read it in large pieces
-            )
-        return self._session
+    @asynccontextmanager
+    async def list_connection(self) -> AsyncIterator[PageReader]:
+        """A reader of one list's pages, which follow one another on a connection of their own, closed as
+        the list ends (a watch opens its own: ``open_watch``).
+
+        Closed at once, not kept in a pool: a connection keeps uvloop's 256 KB TLS read buffer, which a
+        large page has filled, and the initial lists of 10,000 rollouts open about a hundred of them at
+        once. Pooled and closed after 1-2 s idle, they were 17-28 MB of the watcher's RSS just as the
+        fleet's first publish began, which was its peak (docs/benchmarks.md, "Eighteenth session")."""
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=self._ssl() or False, limit=1),
+            read_bufsize=2**22,  # a page of 500 objects is a few MB: read it in large pieces
+        )
+        try:
+            yield functools.partial(self._get, session)
+        finally:
+            await session.close()
 
     async def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
@@ -185,9 +185,11 @@ class KubeApi:
                 headers[str(auth["key"])] = str(auth["value"])
         return headers
 
-    async def get(self, path: str, params: Mapping[str, str], timeouts: Timeouts) -> dict[str, Any]:
+    async def _get(
+        self, session: aiohttp.ClientSession, path: str, params: Mapping[str, str], timeouts: Timeouts
+    ) -> dict[str, Any]:
         timeout = aiohttp.ClientTimeout(total=timeouts.connect + timeouts.read, sock_connect=timeouts.connect)
-        async with self.session().get(
+        async with session.get(
             self.host + path, params=dict(params), headers=await self._headers(), timeout=timeout
         ) as response:
             body = await response.read()
@@ -213,8 +215,3 @@ class KubeApi:
             connect_timeout=timeouts.connect,
             silence=timeouts.read,
         )
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None

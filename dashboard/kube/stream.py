@@ -15,7 +15,7 @@ without a length or chunks ends with its connection, as HTTP/1.0 bodies do; any 
 a ``ConnectionResetError``.
 
 Non-goals: proxies, HTTP/2, compressed bodies, keeping connections alive (aiohttp's session did none of
-these for the watches either); lists and other requests stay with aiohttp (``KubeApi.get``).
+these for the watches either); lists stay with aiohttp (``KubeApi.list_connection``).
 """
 
 from __future__ import annotations

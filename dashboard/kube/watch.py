@@ -278,22 +278,24 @@ async def _list(
     path, selector = kind.path(namespace), kind.selectors()
     objects: list[dict[str, Any]] = []
     params: dict[str, str] = {**selector, "limit": str(settings.page_size)}
+    timeouts = Timeouts(settings.connect_timeout, settings.list_timeout)
     first = True
-    while True:
-        page = await api.get(path, params, Timeouts(settings.connect_timeout, settings.list_timeout))
-        items = (i for i in page.get("items") or () if isinstance(i, dict))
-        kept = list(map(project, items) if project is not None else items)
-        metadata = page.get("metadata") or {}
-        del page, items
-        if listed_page is not None:
-            listed_page(kind.name, namespace, kept, first=first)
-        else:
-            objects.extend(kept)
-        del kept
-        first = False
-        if not metadata.get("continue"):
-            break
-        params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}
+    async with api.list_connection() as get_page:
+        while True:
+            page = await get_page(path, params, timeouts)
+            items = (i for i in page.get("items") or () if isinstance(i, dict))
+            kept = list(map(project, items) if project is not None else items)
+            metadata = page.get("metadata") or {}
+            del page, items
+            if listed_page is not None:
+                listed_page(kind.name, namespace, kept, first=first)
+            else:
+                objects.extend(kept)
+            del kept
+            first = False
+            if not metadata.get("continue"):
+                break
+            params = {**selector, "limit": str(settings.page_size), "continue": metadata["continue"]}
     sink.listed(kind.name, namespace, objects)
     return str(metadata.get("resourceVersion") or "")
 

@@ -183,7 +183,6 @@ class WatcherThread:
             try:
                 await watcher.run(api)
             finally:
-                await api.close()
                 recorder.stop()
 
         self.thread.start()

@@ -25,7 +25,7 @@ from dashboard.live.lease import MemoryLease
 from dashboard.metrics.baseline import BaselineCache
 from dashboard.metrics.config import MetricsConfig
 from kubesim.testing import free_port, running_kubesim
-from tests.kube.watch_helpers import db, redis_bus_and_lease, wait_until, watching
+from tests.kube.watch_helpers import PagesByGet, db, redis_bus_and_lease, wait_until, watching
 
 NS = "test"
 
@@ -121,7 +121,7 @@ def test_events_about_anything_but_a_canary_are_not_kept() -> None:
 # ---- what is watched ----------------------------------------------------------------------------------
 
 
-class FakeApi:
+class FakeApi(PagesByGet):
     """Empty lists (404 for the Canary CRD unless ``flagger``), and watches that stay silent."""
 
     host = "https://fake.invalid"  # the server a handoff is kept for

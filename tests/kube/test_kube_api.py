@@ -1,6 +1,6 @@
-"""KubeApi's lists: a list's pages share one kept-alive connection, which is closed soon after the list
-ends (the watch that follows has a connection of its own). The server is a real local socket that counts
-its connections."""
+"""KubeApi's lists: a list's pages share one kept-alive connection of their own, which is closed as the
+list ends, whether it ended well or not (the watch that follows has a connection of its own). The server is
+a real local socket that counts its connections, and those closed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import asyncio
 from typing import Any
 
 import orjson
+import pytest
 
-from dashboard.kube.connection import KubeApi, Timeouts
+from dashboard.kube.connection import ApiError, KubeApi, Timeouts
 
 
 class Configuration:
@@ -23,42 +24,70 @@ class Configuration:
 
 
 class PagingServer:
-    """Answers every request on a connection (HTTP/1.1 keep-alive) with the next of ``pages``."""
+    """Answers each request on a connection (HTTP/1.1 keep-alive) with the next of ``pages`` (None: a 500)."""
 
-    def __init__(self, pages: list[dict[str, Any]]) -> None:
+    def __init__(self, pages: list[dict[str, Any] | None]) -> None:
         self.pages = pages
         self.connections = 0
+        self.closed = 0
         self.answered = 0
 
     async def answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
             while await reader.readuntil(b"\r\n\r\n"):
-                body = orjson.dumps(self.pages[self.answered % len(self.pages)])
+                page = self.pages[self.answered % len(self.pages)]
                 self.answered += 1
-                head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n"
-                writer.write(head.encode() + body)
+                body = orjson.dumps(page if page is not None else {"message": "broken"})
+                status = "200 OK" if page is not None else "500 Internal Server Error"
+                writer.write(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
+            self.closed += 1
             writer.close()
 
+    async def until_closed(self, count: int) -> None:
+        """Until ``count`` connections were closed by the client (at most a second: closing is at once)."""
+        for _ in range(100):
+            if self.closed >= count:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{self.closed} of {count} connections closed")
 
-async def test_a_lists_pages_share_a_connection_closed_soon_after_the_list() -> None:
-    first = {"items": [{"a": 1}], "metadata": {"continue": "next", "resourceVersion": "1"}}
-    last = {"items": [{"a": 2}], "metadata": {"resourceVersion": "1"}}
-    server = PagingServer([first, last])
+
+FIRST = {"items": [{"a": 1}], "metadata": {"continue": "next", "resourceVersion": "1"}}
+LAST = {"items": [{"a": 2}], "metadata": {"resourceVersion": "1"}}
+
+
+async def test_a_lists_pages_share_a_connection_that_is_closed_as_the_list_ends() -> None:
+    server = PagingServer([FIRST, LAST])
     listening = await asyncio.start_server(server.answer, "127.0.0.1", 0)
-    port = listening.sockets[0].getsockname()[1]
-    api = KubeApi(Configuration(f"http://127.0.0.1:{port}"), keepalive=0.1)
+    api = KubeApi(Configuration(f"http://127.0.0.1:{listening.sockets[0].getsockname()[1]}"))
     try:
-        for _ in range(2):  # two whole lists, a while apart
-            assert (await api.get("/api/v1/pods", {"limit": "1"}, Timeouts(5, 5)))["items"] == [{"a": 1}]
-            assert (await api.get("/api/v1/pods", {"continue": "next"}, Timeouts(5, 5)))["items"] == [
-                {"a": 2}
-            ]
-            await asyncio.sleep(0.3)  # more than twice the keep-alive
+        for lists in (1, 2):
+            async with api.list_connection() as get_page:
+                assert (await get_page("/api/v1/pods", {"limit": "1"}, Timeouts(5, 5)))["items"] == [{"a": 1}]
+                assert (await get_page("/api/v1/pods", {"continue": "next"}, Timeouts(5, 5)))["items"] == [
+                    {"a": 2}
+                ]
+            await server.until_closed(lists)
     finally:
-        await api.close()
         listening.close()
     assert server.answered == 4
-    assert server.connections == 2  # one per list: its second page reused it, then it was closed
+    assert server.connections == 2  # one per list: its second page reused it
+
+
+async def test_a_list_that_fails_closes_its_connection_too() -> None:
+    server = PagingServer([FIRST, None])
+    listening = await asyncio.start_server(server.answer, "127.0.0.1", 0)
+    api = KubeApi(Configuration(f"http://127.0.0.1:{listening.sockets[0].getsockname()[1]}"))
+    try:
+        with pytest.raises(ApiError) as failed:
+            async with api.list_connection() as get_page:
+                await get_page("/api/v1/pods", {"limit": "1"}, Timeouts(5, 5))
+                await get_page("/api/v1/pods", {"continue": "next"}, Timeouts(5, 5))
+        await server.until_closed(1)
+    finally:
+        listening.close()
+    assert failed.value.status == 500
+    assert server.connections == 1

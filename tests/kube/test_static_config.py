@@ -201,7 +201,6 @@ async def test_reload_reads_a_rotated_token_again(files: Path) -> None:
     assert await api.reload()
 
     assert (await api._headers())["authorization"] == "Bearer new"
-    await api.close()
 
 
 # Any kubeconfig, odd ones included: what is read here is what the official loader reads. Each value is

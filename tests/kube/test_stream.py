@@ -203,7 +203,6 @@ async def test_kube_api_streams_over_tls_with_the_kubeconfigs_ca_and_token(tmp_p
         write_kubeconfig(tmp_path / "kubeconfig", url, "s3cret", ca_pem=cert)
         api = await KubeApi.connect(str(tmp_path / "kubeconfig"))
         await api.stream("/api/v1/pods", {"allowWatchBookmarks": "true"}, Timeouts(5, 5), events.append)
-        await api.close()
     assert names(events) == ["a"]
     assert b"\r\nauthorization: bearer s3cret\r\n" in server.requests[0].lower()
 
@@ -220,7 +219,6 @@ async def test_a_certificate_from_another_ca_is_a_tls_failure(tmp_path: Path) ->
         api = await KubeApi.connect(str(tmp_path / "kubeconfig"))
         with pytest.raises(ssl.SSLError) as raised:
             await api.stream("/api/v1/pods", {}, Timeouts(5, 5), print)
-        await api.close()
     assert is_tls_failure(raised.value)
 
 

@@ -18,7 +18,7 @@ from dashboard.live.bus import MemoryBus
 from dashboard.live.freshness import cluster_freshness
 from dashboard.live.lease import MemoryLease
 from kubesim.testing import kubesim_process
-from tests.kube.watch_helpers import FAST_WATCH, wait_until
+from tests.kube.watch_helpers import FAST_WATCH, PagesByGet, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -52,10 +52,9 @@ async def test_a_restarted_api_server_with_a_new_certificate_is_trusted_again() 
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-            await api.close()
 
 
-class RefusingApi:
+class RefusingApi(PagesByGet):
     """An API that answers 401 (a rotated token) until its configuration is re-read."""
 
     def __init__(self) -> None:

@@ -46,4 +46,3 @@ async def test_a_quiet_cluster_stays_fresh_through_bookmarks_and_a_dead_one_goes
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-            await api.close()

@@ -18,6 +18,7 @@ from dashboard.live.bus import MemoryBus
 from dashboard.live.lease import MemoryLease
 from tests.domain.findings.builders import T0
 from tests.domain.routing_objects import HTTP_FIELDS, istio_rollout, managed, virtual_service
+from tests.kube.watch_helpers import PagesByGet
 
 KEY = "prod/shop/checkout"
 
@@ -137,7 +138,7 @@ async def test_self_heal_resetting_the_virtual_service_is_a_weight_fight_then_dr
     assert drift["since"] == "2026-11-29T10:00:45Z"
 
 
-class FakeApi:
+class FakeApi(PagesByGet):
     """Lists ``rollouts`` (and nothing else), 404 for the Istio CRDs unless ``istio`` and for every API
     group in ``missing``; silent watches."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +36,17 @@ RESOURCES = {
     "autoscaling/horizontalpodautoscalers": "HorizontalPodAutoscaler",
 }
 
+
+
+class PagesByGet:
+    """A fake API whose ``get`` answers each page of a list (``KubeApi.list_connection`` in its place)."""
+
+    async def get(self, path: str, params: Mapping[str, str], timeouts: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @contextlib.asynccontextmanager
+    async def list_connection(self) -> AsyncIterator[Callable[..., Any]]:
+        yield self.get
 
 def fresh_views(sim: Any, cluster: str) -> dict[str, dict[str, Any]]:
     """What a fresh list of the simulator computes, keyed like the bus."""
@@ -130,7 +141,6 @@ async def watching(
     finally:
         task.cancel()
         stopped, _ = await asyncio.wait({task}, timeout=STOP_WITHIN)
-        await api.close()
         if not stopped:  # a watcher that ignores its cancellation would also ignore SIGTERM: name where
             raise AssertionError(
                 f"the watcher did not stop within {STOP_WITHIN} s of being cancelled:\n{_stacks()}"

@@ -26,6 +26,8 @@ import pytest
 import urllib3
 import yaml
 
+from tests.kube.watch_helpers import PagesByGet
+
 ROOT = Path(__file__).resolve().parents[2]
 Rule = tuple[str, str, str]  # (verb, apiGroup, resource[/subresource])
 READ = ("get", "list", "watch")
@@ -67,7 +69,7 @@ def parse_path(path: str) -> tuple[str, str, bool]:
 # --- the watcher ---------------------------------------------------------------------------------------
 
 
-class RecordingApi:
+class RecordingApi(PagesByGet):
     """Answers one empty list, then ends the watch loop at its first watch request."""
 
     host = "https://fake.invalid"  # the server a handoff is kept for
@@ -228,7 +230,7 @@ KUBE_CLIENT_MARKERS = (
     "AppsV1Api(",
     "CoreV1Api(",
     "BatchV1Api(",
-    "api.get(",
+    "api.list_connection(",
     "api.stream(",
 )
 KNOWN_CALL_SITES = {

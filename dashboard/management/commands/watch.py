@@ -112,7 +112,6 @@ class Command(BaseCommand):
             log.info("stopping: %s", describe_stats(watcher))
         finally:
             reporter.cancel()
-            await api.close()
             if record_to is not None:
                 record_to.close()
             if recorder is not None:
