@@ -12,9 +12,10 @@ The handoff is one Redis hash per cluster (``LiveBus.save_handoff``): ``meta`` (
 code that projects objects, the API server, when it was saved, each watch's resourceVersion) and one field
 per watch (``kind/namespace``) with its objects as the cache keeps them (JSON texts; Events' compressed,
 LZ4, so a restore does not compress them again), each after its length (4 bytes, big-endian), the whole
-compressed (zlib at its fastest level). It
-expires after ``PipelineSettings.handoff_seconds``: an API server's watch cache holds minutes, not
-hours, of changes.
+compressed (zlib at its fastest level). ``fields`` makes them one at a time and the bus saves each as it
+comes (a stopping watcher holds one watch's field at a time, not the whole handoff and its copies on
+the way to Redis: that was its peak of memory). It expires after ``PipelineSettings.handoff_seconds``:
+an API server's watch cache holds minutes, not hours, of changes.
 
 Not kept: a watch whose list was under way when the watcher stopped (its copy was a mix of two moments),
 one whose objects cannot be written as JSON, and anything the watcher learns over time (the detectors'
@@ -26,7 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import orjson
@@ -54,25 +55,51 @@ def watch_field(key: WatchKey) -> str:
     return f"{kind}/{namespace or ''}"
 
 
-def pack(
+def fields(
     cache: ClusterCache, versions: Mapping[WatchKey, str], *, server: str, saved_at: float
-) -> dict[str, bytes]:
+) -> Iterator[tuple[str, bytes]]:
     """The handoff of ``cache``, whose copy of each watch in ``versions`` is complete as of its version
-    (watches without one are left out), watched on the API server at ``server``."""
-    fields: dict[str, bytes] = {}
+    (watches without one are left out), watched on the API server at ``server``: each watch's field as it
+    is made, then ``meta``."""
     kept: dict[str, str] = {}
     for key, version in versions.items():
         objects = cache.kept_texts(*key) if version else None
         if objects is None:
             continue
-        framed = b"".join(len(data).to_bytes(4, "big") + data for data in objects)
-        fields[watch_field(key)] = zlib.compress(framed, 1)
+        yield watch_field(key), _framed_and_compressed(objects)
         kept[watch_field(key)] = version
     meta = {"format": FORMAT, "code": handoff_salt().hex(), "server": server, "savedAt": saved_at,
             "versions": kept}
-    fields[META] = orjson.dumps(meta)
-    return fields
+    yield META, orjson.dumps(meta)
 
+
+def pack(
+    cache: ClusterCache, versions: Mapping[WatchKey, str], *, server: str, saved_at: float
+) -> dict[str, bytes]:
+    """The whole handoff at once (``fields``)."""
+    return dict(fields(cache, versions, server=server, saved_at=saved_at))
+
+
+# How much framed text is compressed at a time.
+PIECE_BYTES = 1 << 20
+
+
+def _framed_and_compressed(objects: Iterable[bytes]) -> bytes:
+    """``objects``, each after its length, compressed a piece at a time: a kind's whole framed text (tens
+    of MB at 10,000 rollouts, and one more copy of each object while it was joined) is never in memory,
+    which made stopping the watcher its peak of memory (docs/benchmarks.md, "Eighteenth session")."""
+    deflate = zlib.compressobj(1)
+    compressed = []
+    piece = bytearray()
+    for data in objects:
+        piece += len(data).to_bytes(4, "big")
+        piece += data
+        if len(piece) >= PIECE_BYTES:
+            compressed.append(deflate.compress(piece))
+            piece.clear()
+    compressed.append(deflate.compress(piece))
+    compressed.append(deflate.flush())
+    return b"".join(compressed)
 
 @dataclass(frozen=True)
 class Resumable:

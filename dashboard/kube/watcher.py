@@ -81,7 +81,7 @@ from dashboard.kube.cache import project as project_object
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.fingerprint import Built, build_salt
 from dashboard.kube.handoff import HandoffRefused, Resumable, WatchKey
-from dashboard.kube.handoff import pack as pack_handoff
+from dashboard.kube.handoff import fields as handoff_fields
 from dashboard.kube.handoff import unpack as unpack_handoff
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
 from dashboard.kube.watch import WATCHED_KINDS, Kind, Position, WatchSettings, WatchStats, watch_kind
@@ -663,16 +663,15 @@ class Watcher:
         if not versions:
             return
         started = time.monotonic()
-        fields = pack_handoff(self.cache, versions, server=server, saved_at=time.time())
+        fields = handoff_fields(self.cache, versions, server=server, saved_at=time.time())
         try:
             async with asyncio.timeout(10.0):
-                await self.bus.save_handoff(self.cluster, fields, self.settings.handoff_seconds)
+                saved, size = await self.bus.save_handoff(self.cluster, fields, self.settings.handoff_seconds)
         except (BusError, TimeoutError) as error:
             log.warning("%s: the handoff could not be saved (%s); the next watcher lists everything",
                         self.cluster, error or "timed out")
             return
-        size = sum(map(len, fields.values()))
-        log.info("%s: handed off %d watches (%.1f MB) in %.2fs", self.cluster, len(fields) - 1, size / 1e6,
+        log.info("%s: handed off %d watches (%.1f MB) in %.2fs", self.cluster, saved - 1, size / 1e6,
                  time.monotonic() - started)
 
     async def keep_lease(self) -> None:

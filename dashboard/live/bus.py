@@ -24,7 +24,7 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -88,9 +88,12 @@ class LiveBus(Protocol):
 
     async def cluster_reports(self) -> dict[str, dict[str, Any]]: ...
 
-    # A watcher's handoff (``dashboard.kube.handoff``): its fields replace the cluster's last one whole,
-    # and expire after ``ttl`` seconds; ``load_handoff`` gives them ({} when there is none).
-    async def save_handoff(self, cluster: str, fields: Mapping[str, bytes], ttl: float) -> None: ...
+    # A watcher's handoff (``dashboard.kube.handoff``): its fields, saved as they come, replace the
+    # cluster's last one whole once all are saved, and expire after ``ttl`` seconds; ``load_handoff``
+    # gives them ({} when there is none). Returns how many fields and bytes were saved.
+    async def save_handoff(
+        self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
+    ) -> tuple[int, int]: ...
 
     async def load_handoff(self, cluster: str) -> dict[str, bytes]: ...
 
@@ -370,14 +373,29 @@ class RedisBus:
         raw = await self._call("hgetall", self.clusters_key)
         return {_text(k): _loads(_text(v)) for k, v in raw.items()}
 
-    async def save_handoff(self, cluster: str, fields: Mapping[str, bytes], ttl: float) -> None:
+    async def save_handoff(
+        self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
+    ) -> tuple[int, int]:
+        # Each field to a key of its own first, then renamed over the last handoff: a reader never sees
+        # half of one, and a watcher killed while saving leaves the last one standing.
         key = f"{self.prefix}handoff:{cluster}"
+        saving = f"{key}:saving"
+        expiry = max(1, int(ttl * 1000))
+        count = size = 0
         with _talking_to_redis("saving the watcher's handoff to Redis"):
-            async with self._redis().pipeline(transaction=True) as pipe:
-                pipe.delete(key)
-                pipe.hset(key, mapping=dict(fields))
-                pipe.pexpire(key, max(1, int(ttl * 1000)))
+            client = self._redis()
+            await client.delete(saving)
+            for field, value in fields:
+                async with client.pipeline(transaction=False) as pipe:
+                    pipe.hset(saving, field, value)
+                    pipe.pexpire(saving, expiry)
+                    await pipe.execute()
+                count, size = count + 1, size + len(value)
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.rename(saving, key)
+                pipe.pexpire(key, expiry)
                 await pipe.execute()
+        return count, size
 
     async def load_handoff(self, cluster: str) -> dict[str, bytes]:
         fields = await self._call("hgetall", f"{self.prefix}handoff:{cluster}")
@@ -492,9 +510,13 @@ class MemoryBus:
         with self._store.lock:
             return dict(self._store.clusters)
 
-    async def save_handoff(self, cluster: str, fields: Mapping[str, bytes], ttl: float) -> None:
+    async def save_handoff(
+        self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
+    ) -> tuple[int, int]:
+        saved = dict(fields)
         with self._store.lock:
-            self._store.handoffs[cluster] = (time.monotonic() + ttl, dict(fields))
+            self._store.handoffs[cluster] = (time.monotonic() + ttl, saved)
+        return len(saved), sum(map(len, saved.values()))
 
     async def load_handoff(self, cluster: str) -> dict[str, bytes]:
         with self._store.lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from dashboard.kube import handoff
 from dashboard.kube.cache import ClusterCache, Packed
 from dashboard.kube.handoff import FORMAT, META, HandoffRefused, pack, unpack
 from tests.domain.findings.builders import analysis_run, rollout
@@ -65,6 +66,22 @@ def test_the_objects_come_back_as_the_very_text_the_cache_kept() -> None:
     uid = next(iter(cache.rollouts()))
     assert isinstance(again.objects["Rollout"], Packed)
     assert again.objects["Rollout"].kept(uid) == cache.objects["Rollout"].kept(uid)  # type: ignore[attr-defined]
+
+
+
+def test_a_watch_larger_than_a_piece_is_compressed_piece_by_piece_and_comes_back_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = filled()
+    for number in range(40):
+        cache.apply("RolloutEvent", "ADDED", rollout_event(f"e-{number}", f"Reason{number}"))
+    monkeypatch.setattr(handoff, "PIECE_BYTES", 64)  # every object or two fills a piece
+    fields = pack(cache, {("RolloutEvent", None): "5"}, server=SERVER, saved_at=1.0)
+    texts = unpack(fields, server=SERVER)[("RolloutEvent", None)].kept()
+    events = cache.objects["RolloutEvent"]
+    assert isinstance(events, Packed)
+    assert len(texts) == len(events) > 2
+    assert sorted(texts) == sorted(events.kept(uid) for uid in events)
 
 
 def test_restoring_names_the_rollouts_to_build_like_a_list() -> None:

@@ -226,3 +226,26 @@ async def test_cluster_reports_round_trip(make_bus: Any) -> None:
     bus = make_bus()
     await bus.report_cluster("prod", {"cluster": "prod", "reportedAt": 1.5, "watches": []})
     assert (await bus.cluster_reports())["prod"]["reportedAt"] == 1.5
+
+
+async def test_a_handoff_replaces_the_last_one_whole_once_every_field_is_saved(make_bus: Any) -> None:
+    bus = make_bus()
+    assert await bus.save_handoff("prod", iter([("Rollout/", b"first"), ("meta", b"m1")]), 60) == (2, 7)
+
+    def interrupted() -> Any:
+        yield "Pod/", b"second"
+        raise RuntimeError("the watcher stopped while saving")
+
+    with pytest.raises(RuntimeError):
+        await bus.save_handoff("prod", interrupted(), 60)
+    assert await bus.load_handoff("prod") == {"Rollout/": b"first", "meta": b"m1"}, "half a handoff is none"
+
+    await bus.save_handoff("prod", iter([("Pod/", b"second"), ("meta", b"m2")]), 60)
+    assert await bus.load_handoff("prod") == {"Pod/": b"second", "meta": b"m2"}, "nothing of the last one"
+
+
+async def test_a_handoff_expires_after_its_time(make_bus: Any) -> None:
+    bus = make_bus()
+    await bus.save_handoff("prod", iter([("meta", b"m")]), 0.05)
+    await asyncio.sleep(0.2)
+    assert await bus.load_handoff("prod") == {}
