@@ -111,20 +111,36 @@ class Resumable:
     text: bytes
 
     def kept(self) -> list[bytes]:
-        """Its objects as the cache kept them (``ClusterCache.restore`` reads them). Raises ValueError when
-        the field is damaged (the watcher then lists this watch instead)."""
+        """Its objects as the cache kept them (``ClusterCache.restore`` reads them), decompressed a piece
+        at a time (the whole framed text of a kind beside its objects was a restart's peak of memory).
+        Raises ValueError when the field is damaged (the watcher then lists this watch instead)."""
+        inflate = zlib.decompressobj()
+        found: list[bytes] = []
+        rest = b""
+        step = PIECE_BYTES // 8  # of compressed text: about a piece of framed text
         try:
-            data = zlib.decompress(self.text)
+            for start in range(0, len(self.text), step):
+                rest = _take_frames(rest + inflate.decompress(self.text[start : start + step]), found)
         except zlib.error as error:
             raise ValueError(f"the handoff's {self.kind} cannot be decompressed: {error}") from None
-        found, at = [], 0
-        while at < len(data):
-            end = at + 4 + int.from_bytes(data[at : at + 4], "big")
-            if end > len(data):
-                raise ValueError(f"the handoff's {self.kind} is cut short")
-            found.append(data[at + 4 : end])
-            at = end
+        if not inflate.eof:
+            raise ValueError(f"the handoff's {self.kind} cannot be decompressed: its end is missing")
+        if rest:
+            raise ValueError(f"the handoff's {self.kind} is cut short")
         return found
+
+
+def _take_frames(framed: bytes, found: list[bytes]) -> bytes:
+    """Append each whole object of ``framed`` (after its length) to ``found``; returns what is left, the
+    beginning of the next one."""
+    at = 0
+    while len(framed) - at >= 4:
+        end = at + 4 + int.from_bytes(framed[at : at + 4], "big")
+        if end > len(framed):
+            break
+        found.append(framed[at + 4 : end])
+        at = end
+    return framed[at:]
 
 
 def unpack(fields: Mapping[str, bytes], *, server: str) -> dict[WatchKey, Resumable]:

@@ -634,8 +634,9 @@ class Watcher:
         # The kinds watched everywhere first (in order: a kind that requires another comes after it), then
         # the routing objects and autoscalers the restored roots read, and nothing else.
         roots = [(k.name, ns) for k in self.kinds if not k.scoped for ns in self.namespaces]
-        resumed = [self._resume(watches[key]) for key in roots if key in watches]
-        resumed += [self._resume(watches[key]) for key in sorted(self._wanted_scopes()) if key in watches]
+        # Each watch's text is let go once it is resumed (the cache holds its objects then).
+        resumed = [self._resume(watches.pop(key)) for key in roots if key in watches]
+        resumed += [self._resume(watches.pop(key)) for key in sorted(self._wanted_scopes()) if key in watches]
         log.info("%s: resumed %d of %d watches from the last watcher's handoff in %.2fs (%d roots)",
                  self.cluster, sum(resumed), len(resumed), time.monotonic() - started,
                  self.cache.root_count())
