@@ -336,16 +336,6 @@ class Simulation:
                     async with asyncio.timeout(timeout):
                         await self._wake.wait()
 
-    async def run_for(self, sim_seconds: float) -> None:
-        """Run in real time for a while (tests with a fast real clock)."""
-        task = asyncio.ensure_future(self.run())
-        try:
-            await asyncio.sleep(self.clock.wall(sim_seconds).total_seconds())
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
     # ---- seeding ----------------------------------------------------------------------------------------
 
     def use_prometheus(self, url: str) -> None:
