@@ -37,6 +37,7 @@ from dashboard.kube.fingerprint import code_version
 
 FORMAT = 3  # 1: JSON texts one per line (an Event's compressed bytes may hold a newline); 2: Events deflated
 META = "meta"
+PIECE_BYTES = 1 << 20  # framed text compressed, or decompressed, at a time
 WatchKey = tuple[str, str | None]  # (kind, namespace or None for all)
 
 
@@ -80,10 +81,6 @@ def pack(
     return dict(fields(cache, versions, server=server, saved_at=saved_at))
 
 
-# How much framed text is compressed at a time.
-PIECE_BYTES = 1 << 20
-
-
 def _framed_and_compressed(objects: Iterable[bytes]) -> bytes:
     """``objects``, each after its length, compressed a piece at a time: a kind's whole framed text (tens
     of MB at 10,000 rollouts, and one more copy of each object while it was joined) is never in memory,
@@ -100,6 +97,7 @@ def _framed_and_compressed(objects: Iterable[bytes]) -> bytes:
     compressed.append(deflate.compress(piece))
     compressed.append(deflate.flush())
     return b"".join(compressed)
+
 
 @dataclass(frozen=True)
 class Resumable:
