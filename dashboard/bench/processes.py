@@ -109,17 +109,25 @@ class Processes:
             if not p.alive() and not p.expected_exit:
                 raise BenchError(f"{p.name} exited with status {p.popen.returncode}:\n{p.log_tail()}")
 
-    def stop(self, process: Process, *, timeout: float = 20.0) -> None:
+    def stop(self, process: Process, *, timeout: float = 20.0) -> float:
+        """SIGTERM, then up to ``timeout`` for it to exit (SIGKILL after). Returns its peak RSS in MB as
+        last read while it stopped, every 10 ms (what a stop does, a watcher's handoff, can be a process's
+        peak); 0.0 if it was not running."""
         process.expected_exit = True
+        peak = 0.0
         if process.alive():
+            pid = process.pid()
             with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid(), signal.SIGTERM)
-            try:
-                process.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while process.popen.poll() is None and time.monotonic() < deadline:
+                peak = max(peak, rss_mb(pid)[1])
+                time.sleep(0.01)
+            if process.popen.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.popen.pid, signal.SIGKILL)
                 process.popen.wait(10)
+        return peak
 
     def kill(self, process: Process) -> None:
         """SIGKILL, as a crashed machine would: no lease release, no goodbye."""

@@ -376,9 +376,32 @@ def _cold_start(config: Any, state: Any) -> dict[str, Any]:
         "seconds": state.timings.get("initial_publish_seconds"),
         "rollouts": config.rollouts,
         "target_seconds": TARGETS["cold_start_seconds"],
-        # Where the watchers' peak memory was reached: by the cold start, before the churn, or during it.
+        # Where the watchers' peak memory was reached (``PEAK_MOMENTS``): by the cold start, before the
+        # churn, as one stopped (its handoff), by the time its restart was current.
         "watcher_peak_rss_mb": state.watcher_peaks,
     }
+
+
+# The moments a watcher's peak RSS is read at (``run``), as the report names them.
+PEAK_MOMENTS = {
+    "fleet_published": "the fleet was on the bus",
+    "churn_began": "the churn began",
+    "stopped": "it stopped (its handoff saved)",
+    "restarted": "its restart was current",
+}
+
+
+def _moments(peaks: dict[str, float]) -> str:
+    return ", ".join(f"{PEAK_MOMENTS.get(moment, moment)} {mb}" for moment, mb in peaks.items())
+
+
+def watcher_peak_mb(result: dict[str, Any]) -> float | None:
+    """The watchers' highest RSS in the run: sampled through the churn, and read at each of
+    ``PEAK_MOMENTS`` (a stop or a restart happens outside the churn's samples)."""
+    sampled = [v for k, v in result["memory"]["peak_rss_mb"].items() if k.startswith(("watcher", "standby"))]
+    moments = (result.get("cold_start") or {}).get("watcher_peak_rss_mb") or {}
+    read = [mb for at in moments.values() for mb in at.values() if isinstance(mb, int | float)]
+    return max([*sampled, *read], default=None)
 
 
 def _watcher_cost(result: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
@@ -438,8 +461,7 @@ def _targets(config: Any, result: dict[str, Any]) -> list[dict[str, Any]]:
     browser = result["fleet_page"].get("browser") or {}
     e2e = result["end_to_end"]["ms"]
     committed = result["end_to_end"].get("from_commit_ms") or analysis.summarize([])
-    memory = result["memory"]["peak_rss_mb"]
-    watcher_peak = max((v for k, v in memory.items() if k.startswith(("watcher", "standby"))), default=None)
+    watcher_peak = watcher_peak_mb(result)
     rows = [
         (
             "ingest changes/s, sustained with zero loss",
@@ -523,7 +545,7 @@ def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any
     resumed = restart.get("seconds_until_all_resumed")
     current = (result.get("watcher_restart") or {}).get("seconds_until_current")
     per_change = result["watcher_cost"]["watcher_cpu_ms_per_change"]
-    watcher_peak = max((v for k, v in memory.items() if k.startswith(("watcher", "standby"))), default=None)
+    watcher_peak = watcher_peak_mb(result)
     per_cluster = config.rollouts // max(1, clusters or 1)
     return [
         (
@@ -694,11 +716,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     if peaks:
         lines.append(
             "watcher peak RSS (MB) by the time "
-            + "; ".join(
-                f"{name}: the fleet was on the bus {at.get('fleet_published')}, the churn began "
-                f"{at.get('churn_began')}"
-                for name, at in peaks.items()
-            )
+            + "; ".join(f"{name}: {_moments(at)}" for name, at in peaks.items())
         )
     capacity = result["capacity"]
     if capacity:

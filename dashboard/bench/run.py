@@ -789,7 +789,7 @@ async def _watcher_restart(
 
     old, cluster = state.watchers[0], state.clusters[0]
     log(f"restarting {old.name} (SIGTERM; {WATCHER_AWAY_SECONDS:g}s of churn while it is away) …")
-    await asyncio.to_thread(processes.stop, old)
+    state.watcher_peaks.setdefault(old.name, {})["stopped"] = await asyncio.to_thread(processes.stop, old)
     away = await churn([cluster], config.churn, WATCHER_AWAY_SECONDS, seed=config.seed + 1)
     # As quiet as the final check waits for: a release paused for a while must have gone on first.
     await _settle([cluster], processes, config.quiet_timeout, quiet=12.0)
@@ -809,6 +809,9 @@ async def _watcher_restart(
             text = handle.read().decode(errors="replace")
         if WATCHER_CURRENT in text and caught_up(client, state.prefix, pending):
             current = time.monotonic() - started
+    usage = processes.usage().get(new.name)
+    if usage is not None:
+        state.watcher_peaks.setdefault(new.name, {})["restarted"] = usage["peak_mb"]
     counts = RESYNCED.search(text)
     log(f"watcher restart: the fleet current on the bus after {current} s "
         f"({counts.group(0) if counts else 'no resync logged'})")

@@ -158,3 +158,27 @@ def test_the_cores_a_process_used_keep_a_thousandth_so_the_cost_per_change_is_no
     assert cores == {"watcher-sim-a": 0.186}
     cost = _watcher_cost({"cpu_cores_during_churn": cores, "ingest": {"changes_per_second": 522.1}}, {})
     assert cost["watcher_cpu_ms_per_change"] == 0.356  # rounded to 0.19 cores first, it read 0.364
+
+
+def test_a_watchers_peak_counts_its_stop_and_restart_which_the_churns_samples_miss() -> None:
+    from dashboard.bench.report import watcher_peak_mb
+
+    result: dict[str, Any] = {
+        "memory": {"peak_rss_mb": {"watcher-sim-a": 242.0, "web-1": 300.0}},
+        "cold_start": {
+            "watcher_peak_rss_mb": {"watcher-sim-a": {"fleet_published": 230.0, "stopped": 249.5}},
+        },
+    }
+    assert watcher_peak_mb(result) == 249.5
+    result["cold_start"]["watcher_peak_rss_mb"]["watcher-sim-a"]["stopped"] = 238.0
+    assert watcher_peak_mb(result) == 242.0, "the churn's samples, when they are the highest"
+
+
+def test_the_summary_names_each_moment_a_watchers_peak_was_read_at() -> None:
+    from dashboard.bench.report import _moments
+
+    text = _moments({"fleet_published": 230.1, "churn_began": 230.2, "stopped": 237.0, "restarted": 229.5})
+    assert text == (
+        "the fleet was on the bus 230.1, the churn began 230.2, it stopped (its handoff saved) 237.0, "
+        "its restart was current 229.5"
+    )
