@@ -9,13 +9,14 @@ always did (``watch.watch_kind``). So a handoff is never trusted beyond what the
 at worst it costs the time to read it before the list it saved.
 
 The handoff is one Redis hash per cluster (``LiveBus.save_handoff``): ``meta`` (the format, a hash of the
-code that projects objects, the API server, when it was saved, each watch's resourceVersion) and one field
-per watch (``kind/namespace``) with its objects as the cache keeps them (JSON texts; Events' compressed,
-LZ4, so a restore does not compress them again), each after its length (4 bytes, big-endian), the whole
-compressed (zlib at its fastest level). ``fields`` makes them one at a time and the bus saves each as it
-comes (a stopping watcher holds one watch's field at a time, not the whole handoff and its copies on
-the way to Redis: that was its peak of memory). It expires after ``PipelineSettings.handoff_seconds``:
-an API server's watch cache holds minutes, not hours, of changes.
+code that projects objects, the API server, when it was saved, each watch's resourceVersion and how many
+parts it has) and each watch's objects as the cache keeps them (JSON texts; Events' compressed, LZ4, so a
+restore does not compress them again), each after its length (4 bytes, big-endian), the whole compressed
+(zlib at its fastest level) and cut into parts of about a megabyte (fields ``kind/namespace#0``, ``#1``,
+…). ``fields`` makes the parts one at a time and the bus saves each as it comes: a stopping watcher holds
+a megabyte of its handoff at a time, whatever the size of the cluster (the whole handoff and its copies
+on the way to Redis were its peak of memory, then one large watch's). It expires after
+``PipelineSettings.handoff_seconds``: an API server's watch cache holds minutes, not hours, of changes.
 
 Not kept: a watch whose list was under way when the watcher stopped (its copy was a mix of two moments),
 one whose objects cannot be written as JSON, and anything the watcher learns over time (the detectors'
@@ -35,9 +36,12 @@ import orjson
 from dashboard.kube.cache import ClusterCache
 from dashboard.kube.fingerprint import code_version
 
-FORMAT = 3  # 1: JSON texts one per line (an Event's compressed bytes may hold a newline); 2: Events deflated
+# 1: JSON texts one per line (an Event's compressed bytes may hold a newline); 2: Events deflated; 3: one
+# field per watch
+FORMAT = 4
 META = "meta"
 PIECE_BYTES = 1 << 20  # framed text compressed, or decompressed, at a time
+PART_BYTES = 1 << 20  # compressed text in one field
 WatchKey = tuple[str, str | None]  # (kind, namespace or None for all)
 
 
@@ -61,16 +65,20 @@ def fields(
 ) -> Iterator[tuple[str, bytes]]:
     """The handoff of ``cache``, whose copy of each watch in ``versions`` is complete as of its version
     (watches without one are left out), watched on the API server at ``server``: each watch's field as it
-    is made, then ``meta``."""
+    is made, part by part, then ``meta``."""
     kept: dict[str, str] = {}
+    parts: dict[str, int] = {}
     for key, version in versions.items():
         objects = cache.kept_texts(*key) if version else None
         if objects is None:
             continue
-        yield watch_field(key), _framed_and_compressed(objects)
-        kept[watch_field(key)] = version
+        name = watch_field(key)
+        count = 0
+        for count, part in enumerate(_compressed_parts(objects), start=1):
+            yield f"{name}#{count - 1}", part
+        kept[name], parts[name] = version, count
     meta = {"format": FORMAT, "code": handoff_salt().hex(), "server": server, "savedAt": saved_at,
-            "versions": kept}
+            "versions": kept, "parts": parts}
     yield META, orjson.dumps(meta)
 
 
@@ -81,32 +89,37 @@ def pack(
     return dict(fields(cache, versions, server=server, saved_at=saved_at))
 
 
-def _framed_and_compressed(objects: Iterable[bytes]) -> bytes:
-    """``objects``, each after its length, compressed a piece at a time: a kind's whole framed text (tens
-    of MB at 10,000 rollouts, and one more copy of each object while it was joined) is never in memory,
-    which made stopping the watcher its peak of memory (docs/benchmarks.md, "Eighteenth session")."""
+def _compressed_parts(objects: Iterable[bytes]) -> Iterator[bytes]:
+    """``objects``, each after its length, compressed a piece at a time into one stream, given in parts of
+    about ``PART_BYTES`` (at least one): neither a kind's framed text (tens of MB at 10,000 rollouts) nor
+    its compressed text is ever whole in memory, which made stopping the watcher its peak of memory
+    (docs/benchmarks.md, "Eighteenth session")."""
     deflate = zlib.compressobj(1)
-    compressed = []
+    part = bytearray()
     piece = bytearray()
     for data in objects:
         piece += len(data).to_bytes(4, "big")
         piece += data
         if len(piece) >= PIECE_BYTES:
-            compressed.append(deflate.compress(piece))
+            # Flushed: what zlib holds back would otherwise land in a later part, unmeasured here.
+            part += deflate.compress(piece) + deflate.flush(zlib.Z_SYNC_FLUSH)
             piece.clear()
-    compressed.append(deflate.compress(piece))
-    compressed.append(deflate.flush())
-    return b"".join(compressed)
+            if len(part) >= PART_BYTES:
+                yield bytes(part)
+                part.clear()
+    part += deflate.compress(piece)
+    part += deflate.flush()
+    yield bytes(part)
 
 
 @dataclass(frozen=True)
 class Resumable:
-    """One watch of a handoff: its objects (``texts``) as of ``version``."""
+    """One watch of a handoff: its objects (compressed, in ``parts``) as of ``version``."""
 
     kind: str
     namespace: str | None
     version: str
-    text: bytes
+    parts: tuple[bytes, ...]
 
     def kept(self) -> list[bytes]:
         """Its objects as the cache kept them (``ClusterCache.restore`` reads them), decompressed a piece
@@ -117,8 +130,9 @@ class Resumable:
         rest = b""
         step = PIECE_BYTES // 8  # of compressed text: about a piece of framed text
         try:
-            for start in range(0, len(self.text), step):
-                rest = _take_frames(rest + inflate.decompress(self.text[start : start + step]), found)
+            for part in self.parts:
+                for start in range(0, len(part), step):
+                    rest = _take_frames(rest + inflate.decompress(part[start : start + step]), found)
         except zlib.error as error:
             raise ValueError(f"the handoff's {self.kind} cannot be decompressed: {error}") from None
         if not inflate.eof:
@@ -158,15 +172,19 @@ def unpack(fields: Mapping[str, bytes], *, server: str) -> dict[WatchKey, Resuma
         raise HandoffRefused("it was written by another version of the code")
     if meta.get("server") != server:
         raise HandoffRefused(f"it was watched on another API server ({meta.get('server')!r})")
-    versions = meta.get("versions")
-    if not isinstance(versions, dict):
-        raise HandoffRefused("its meta field names no versions")
+    versions, counts = meta.get("versions"), meta.get("parts")
+    if not isinstance(versions, dict) or not isinstance(counts, dict):
+        raise HandoffRefused("its meta field names no versions and parts")
     found: dict[WatchKey, Resumable] = {}
     for name, version in versions.items():
         kind, _, namespace = str(name).partition("/")
-        text = fields.get(name)
-        if isinstance(version, str) and version and text is not None:
-            found[(kind, namespace or None)] = Resumable(kind, namespace or None, version, bytes(text))
+        count = counts.get(name)
+        parts = [fields.get(f"{name}#{index}") for index in range(count if isinstance(count, int) else 0)]
+        # A watch with a part missing is not resumed: it is listed.
+        if isinstance(version, str) and version and parts and None not in parts:
+            found[(kind, namespace or None)] = Resumable(
+                kind, namespace or None, version, tuple(bytes(part) for part in parts if part is not None)
+            )
     return found
 
 

@@ -69,19 +69,32 @@ def test_the_objects_come_back_as_the_very_text_the_cache_kept() -> None:
 
 
 
-def test_a_watch_larger_than_a_piece_is_compressed_piece_by_piece_and_comes_back_whole(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_large_watch_is_handed_off_in_parts_and_comes_back_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     cache = filled()
     for number in range(40):
         cache.apply("RolloutEvent", "ADDED", rollout_event(f"e-{number}", f"Reason{number}"))
     monkeypatch.setattr(handoff, "PIECE_BYTES", 64)  # every object or two fills a piece
+    monkeypatch.setattr(handoff, "PART_BYTES", 200)  # and a few pieces a part
     fields = pack(cache, {("RolloutEvent", None): "5"}, server=SERVER, saved_at=1.0)
+    parts = [name for name in fields if name.startswith("RolloutEvent/#")]
+    assert len(parts) > 2
+    assert orjson.loads(fields[META])["parts"] == {"RolloutEvent/": len(parts)}
     texts = unpack(fields, server=SERVER)[("RolloutEvent", None)].kept()
     events = cache.objects["RolloutEvent"]
     assert isinstance(events, Packed)
     assert len(texts) == len(events) > 2
     assert sorted(texts) == sorted(events.kept(uid) for uid in events)
+
+
+def test_a_watch_with_a_part_missing_is_not_resumed_but_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = filled()
+    for number in range(40):
+        cache.apply("RolloutEvent", "ADDED", rollout_event(f"e-{number}", f"Reason{number}"))
+    monkeypatch.setattr(handoff, "PIECE_BYTES", 64)
+    monkeypatch.setattr(handoff, "PART_BYTES", 200)
+    fields = pack(cache, {("RolloutEvent", None): "5", ("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
+    del fields["RolloutEvent/#1"]
+    assert set(unpack(fields, server=SERVER)) == {("Rollout", None)}
 
 
 def test_restoring_names_the_rollouts_to_build_like_a_list() -> None:
@@ -144,7 +157,7 @@ def test_a_handoff_from_another_api_server_is_refused() -> None:
 
 def test_a_damaged_field_is_an_error_naming_its_kind() -> None:
     fields = pack(filled(), {("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
-    fields["Rollout/"] = fields["Rollout/"][:-9]
+    fields["Rollout/#0"] = fields["Rollout/#0"][:-9]
     with pytest.raises(ValueError, match="the handoff's Rollout cannot be decompressed"):
         unpack(fields, server=SERVER)[("Rollout", None)].kept()
 
@@ -167,7 +180,7 @@ def test_a_field_cut_short_is_an_error_naming_its_kind() -> None:
     import zlib
 
     fields = pack(filled(), {("Rollout", None): "7"}, server=SERVER, saved_at=1.0)
-    fields["Rollout/"] = zlib.compress(zlib.decompress(fields["Rollout/"])[:-3])
+    fields["Rollout/#0"] = zlib.compress(zlib.decompress(fields["Rollout/#0"])[:-3])
     with pytest.raises(ValueError, match="the handoff's Rollout is cut short"):
         unpack(fields, server=SERVER)[("Rollout", None)].kept()
 

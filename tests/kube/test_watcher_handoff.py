@@ -74,7 +74,7 @@ async def test_a_restarted_watcher_resumes_every_watch_from_the_handoff_and_list
         first = await run_until_current(sim, bus)
         assert first.watch_stats.lists > 0
         handed = await bus.load_handoff(CLUSTER)
-        assert "Rollout/" in handed and "Ingress/shop" in handed, "the scoped watch is handed off too"
+        assert "Rollout/#0" in handed and "Ingress/shop#0" in handed, "the scoped watch is handed off too"
 
         sim.call(change_while_away, sim)
         with caplog.at_level(logging.INFO, logger="dashboard.kube.watcher"):
