@@ -49,7 +49,9 @@ RESYNCED = re.compile(
     r"resynced \(\d+ held, \d+ current: (?P<kept>\d+) kept as built, (?P<built>\d+) to build\)"
 )
 # And when it hands its cache off on stopping, and resumes from it (dashboard.kube.handoff).
-HANDED_OFF = re.compile(r"handed off (?P<watches>\d+) watches \((?P<mb>[\d.]+) MB\) in (?P<seconds>[\d.]+)s")
+HANDED_OFF = re.compile(
+    r"handed off (?P<watches>\d+) watches \((?P<mb>[\d.]+) MB in \d+ parts\) in (?P<seconds>[\d.]+)s"
+)
 RESUMED = re.compile(
     r"resumed (?P<resumed>\d+) of \d+ watches from the last watcher's handoff in (?P<seconds>[\d.]+)s"
 )

@@ -667,13 +667,14 @@ class Watcher:
         fields = handoff_fields(self.cache, versions, server=server, saved_at=time.time())
         try:
             async with asyncio.timeout(10.0):
-                saved, size = await self.bus.save_handoff(self.cluster, fields, self.settings.handoff_seconds)
+                saved = await self.bus.save_handoff(self.cluster, fields, self.settings.handoff_seconds)
         except (BusError, TimeoutError) as error:
             log.warning("%s: the handoff could not be saved (%s); the next watcher lists everything",
                         self.cluster, error or "timed out")
             return
-        log.info("%s: handed off %d watches (%.1f MB) in %.2fs", self.cluster, saved - 1, size / 1e6,
-                 time.monotonic() - started)
+        watches = sum(1 for field in saved if field.endswith("#0"))  # every watch's first part
+        log.info("%s: handed off %d watches (%.1f MB in %d parts) in %.2fs", self.cluster, watches,
+                 sum(saved.values()) / 1e6, len(saved) - 1, time.monotonic() - started)
 
     async def keep_lease(self) -> None:
         while True:

@@ -90,10 +90,10 @@ class LiveBus(Protocol):
 
     # A watcher's handoff (``dashboard.kube.handoff``): its fields, saved as they come, replace the
     # cluster's last one whole once all are saved, and expire after ``ttl`` seconds; ``load_handoff``
-    # gives them ({} when there is none). Returns how many fields and bytes were saved.
+    # gives them ({} when there is none). Returns the bytes saved in each field.
     async def save_handoff(
         self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
-    ) -> tuple[int, int]: ...
+    ) -> dict[str, int]: ...
 
     async def load_handoff(self, cluster: str) -> dict[str, bytes]: ...
 
@@ -375,13 +375,13 @@ class RedisBus:
 
     async def save_handoff(
         self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
-    ) -> tuple[int, int]:
+    ) -> dict[str, int]:
         # Each field to a key of its own first, then renamed over the last handoff: a reader never sees
         # half of one, and a watcher killed while saving leaves the last one standing.
         key = f"{self.prefix}handoff:{cluster}"
         saving = f"{key}:saving"
         expiry = max(1, int(ttl * 1000))
-        count = size = 0
+        saved: dict[str, int] = {}
         with _talking_to_redis("saving the watcher's handoff to Redis"):
             client = self._redis()
             await client.delete(saving)
@@ -390,12 +390,12 @@ class RedisBus:
                     pipe.hset(saving, field, value)
                     pipe.pexpire(saving, expiry)
                     await pipe.execute()
-                count, size = count + 1, size + len(value)
+                saved[field] = len(value)
             async with client.pipeline(transaction=True) as pipe:
                 pipe.rename(saving, key)
                 pipe.pexpire(key, expiry)
                 await pipe.execute()
-        return count, size
+        return saved
 
     async def load_handoff(self, cluster: str) -> dict[str, bytes]:
         fields = await self._call("hgetall", f"{self.prefix}handoff:{cluster}")
@@ -512,11 +512,11 @@ class MemoryBus:
 
     async def save_handoff(
         self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
-    ) -> tuple[int, int]:
+    ) -> dict[str, int]:
         saved = dict(fields)
         with self._store.lock:
             self._store.handoffs[cluster] = (time.monotonic() + ttl, saved)
-        return len(saved), sum(map(len, saved.values()))
+        return {field: len(value) for field, value in saved.items()}
 
     async def load_handoff(self, cluster: str) -> dict[str, bytes]:
         with self._store.lock:

@@ -21,6 +21,8 @@ def test_a_small_fleets_cold_start_is_timed_and_the_watchers_memory_read() -> No
     assert figures["restart_views_kept"] == 3 and figures["restart_views_built"] == 0
     assert figures["restart_rows_differing_from_the_simulator"] == 0
     assert figures["restart_seconds"] > 0
+    # The watcher's own lines about its handoff were read: it handed off every watch and resumed them all.
+    assert figures["restart_handoff_watches"] == figures["restart_handoff_resumed_watches"] > 0
 
 
 def test_a_kubeconfig_is_only_for_the_cold_start() -> None:

@@ -230,18 +230,19 @@ async def test_cluster_reports_round_trip(make_bus: Any) -> None:
 
 async def test_a_handoff_replaces_the_last_one_whole_once_every_field_is_saved(make_bus: Any) -> None:
     bus = make_bus()
-    assert await bus.save_handoff("prod", iter([("Rollout/", b"first"), ("meta", b"m1")]), 60) == (2, 7)
+    saved = await bus.save_handoff("prod", iter([("Rollout/#0", b"first"), ("meta", b"m1")]), 60)
+    assert saved == {"Rollout/#0": 5, "meta": 2}
 
     def interrupted() -> Any:
-        yield "Pod/", b"second"
+        yield "Pod/#0", b"second"
         raise RuntimeError("the watcher stopped while saving")
 
     with pytest.raises(RuntimeError):
         await bus.save_handoff("prod", interrupted(), 60)
-    assert await bus.load_handoff("prod") == {"Rollout/": b"first", "meta": b"m1"}, "half a handoff is none"
+    assert await bus.load_handoff("prod") == {"Rollout/#0": b"first", "meta": b"m1"}, "half a handoff is none"
 
-    await bus.save_handoff("prod", iter([("Pod/", b"second"), ("meta", b"m2")]), 60)
-    assert await bus.load_handoff("prod") == {"Pod/": b"second", "meta": b"m2"}, "nothing of the last one"
+    await bus.save_handoff("prod", iter([("Pod/#0", b"second"), ("meta", b"m2")]), 60)
+    assert await bus.load_handoff("prod") == {"Pod/#0": b"second", "meta": b"m2"}, "nothing of the last one"
 
 
 async def test_a_handoff_expires_after_its_time(make_bus: Any) -> None:
