@@ -377,7 +377,7 @@ def _cold_start(config: Any, state: Any) -> dict[str, Any]:
         "rollouts": config.rollouts,
         "target_seconds": TARGETS["cold_start_seconds"],
         # Where the watchers' peak memory was reached (``PEAK_MOMENTS``): by the cold start, before the
-        # churn, as one stopped (its handoff), by the time its restart was current.
+        # churn, before and as one stopped (its handoff), by the time its restart was current.
         "watcher_peak_rss_mb": state.watcher_peaks,
     }
 
@@ -386,6 +386,7 @@ def _cold_start(config: Any, state: Any) -> dict[str, Any]:
 PEAK_MOMENTS = {
     "fleet_published": "the fleet was on the bus",
     "churn_began": "the churn began",
+    "before_its_stop": "it was told to stop",
     "stopped": "it stopped (its handoff saved)",
     "restarted": "its restart was current",
 }

@@ -789,7 +789,11 @@ async def _watcher_restart(
 
     old, cluster = state.watchers[0], state.clusters[0]
     log(f"restarting {old.name} (SIGTERM; {WATCHER_AWAY_SECONDS:g}s of churn while it is away) …")
-    state.watcher_peaks.setdefault(old.name, {})["stopped"] = await asyncio.to_thread(processes.stop, old)
+    peaks = state.watcher_peaks.setdefault(old.name, {})
+    before = processes.usage().get(old.name)
+    if before is not None:  # what its stop adds is the difference
+        peaks["before_its_stop"] = before["peak_mb"]
+    peaks["stopped"] = await asyncio.to_thread(processes.stop, old)
     away = await churn([cluster], config.churn, WATCHER_AWAY_SECONDS, seed=config.seed + 1)
     # As quiet as the final check waits for: a release paused for a while must have gone on first.
     await _settle([cluster], processes, config.quiet_timeout, quiet=12.0)

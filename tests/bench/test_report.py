@@ -177,8 +177,11 @@ def test_a_watchers_peak_counts_its_stop_and_restart_which_the_churns_samples_mi
 def test_the_summary_names_each_moment_a_watchers_peak_was_read_at() -> None:
     from dashboard.bench.report import _moments
 
-    text = _moments({"fleet_published": 230.1, "churn_began": 230.2, "stopped": 237.0, "restarted": 229.5})
+    text = _moments(
+        {"fleet_published": 230.1, "churn_began": 230.2, "before_its_stop": 242.0, "stopped": 247.0,
+         "restarted": 229.5}
+    )
     assert text == (
-        "the fleet was on the bus 230.1, the churn began 230.2, it stopped (its handoff saved) 237.0, "
-        "its restart was current 229.5"
+        "the fleet was on the bus 230.1, the churn began 230.2, it was told to stop 242.0, "
+        "it stopped (its handoff saved) 247.0, its restart was current 229.5"
     )
