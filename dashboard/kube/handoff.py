@@ -12,9 +12,9 @@ The handoff is one Redis hash per cluster (``LiveBus.save_handoff``): ``meta`` (
 code that projects objects, the API server, when it was saved, each watch's resourceVersion and how many
 parts it has) and each watch's objects as the cache keeps them (JSON texts; Events' compressed, LZ4, so a
 restore does not compress them again), each after its length (4 bytes, big-endian), the whole compressed
-(zlib at its fastest level) and cut into parts of about a megabyte (fields ``kind/namespace#0``, ``#1``,
+(zlib at its fastest level) and cut into parts of about 256 KB (fields ``kind/namespace#0``, ``#1``,
 …). ``fields`` makes the parts one at a time and the bus saves each as it comes: a stopping watcher holds
-a megabyte of its handoff at a time, whatever the size of the cluster (the whole handoff and its copies
+a part of its handoff at a time, whatever the size of the cluster (the whole handoff and its copies
 on the way to Redis were its peak of memory, then one large watch's). It expires after
 ``PipelineSettings.handoff_seconds``: an API server's watch cache holds minutes, not hours, of changes.
 
@@ -40,8 +40,8 @@ from dashboard.kube.fingerprint import code_version
 # field per watch
 FORMAT = 4
 META = "meta"
-PIECE_BYTES = 1 << 20  # framed text compressed, or decompressed, at a time
-PART_BYTES = 1 << 20  # compressed text in one field
+PIECE_BYTES = 1 << 18  # framed text compressed, or decompressed, at a time
+PART_BYTES = 1 << 18  # compressed text in one field
 WatchKey = tuple[str, str | None]  # (kind, namespace or None for all)
 
 
