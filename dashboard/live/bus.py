@@ -376,15 +376,16 @@ class RedisBus:
     async def save_handoff(
         self, cluster: str, fields: Iterable[tuple[str, bytes]], ttl: float
     ) -> dict[str, int]:
-        # Each field to a key of its own first, then renamed over the last handoff: a reader never sees
-        # half of one, and a watcher killed while saving leaves the last one standing.
+        # Each field to a key of this save's own first, then renamed over the last handoff: a reader never
+        # sees half of one, a watcher killed while saving leaves the last one standing (its own key
+        # expires), and of two watchers saving at once (a leader and a standby) the last to finish wins
+        # whole.
         key = f"{self.prefix}handoff:{cluster}"
-        saving = f"{key}:saving"
+        saving = f"{key}:saving:{uuid.uuid4().hex}"
         expiry = max(1, int(ttl * 1000))
         saved: dict[str, int] = {}
         with _talking_to_redis("saving the watcher's handoff to Redis"):
             client = self._redis()
-            await client.delete(saving)
             for field, value in fields:
                 async with client.pipeline(transaction=False) as pipe:
                     pipe.hset(saving, field, value)

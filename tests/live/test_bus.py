@@ -250,3 +250,14 @@ async def test_a_handoff_expires_after_its_time(make_bus: Any) -> None:
     await bus.save_handoff("prod", iter([("meta", b"m")]), 0.05)
     await asyncio.sleep(0.2)
     assert await bus.load_handoff("prod") == {}
+
+
+async def test_two_handoffs_saved_at_once_never_mix(make_bus: Any) -> None:
+    bus = make_bus()
+    first = [(f"Pod/#{index}", b"one") for index in range(30)] + [("meta", b"m1")]
+    second = [(f"Rollout/#{index}", b"two") for index in range(3)] + [("meta", b"m2")]
+    # On Redis each field is its own round trip: the two saves interleave, the second finishes first.
+    await asyncio.gather(
+        bus.save_handoff("prod", iter(first), 60), bus.save_handoff("prod", iter(second), 60)
+    )
+    assert await bus.load_handoff("prod") in (dict(first), dict(second)), "one of them, whole"
