@@ -60,6 +60,16 @@ def watch_field(key: WatchKey) -> str:
     return f"{kind}/{namespace or ''}"
 
 
+def part_field(name: str, index: int) -> str:
+    """The field of part ``index`` of the watch whose field name is ``name`` (``watch_field``)."""
+    return f"{name}#{index}"
+
+
+def watches_in(saved: Iterable[str]) -> int:
+    """How many watches the handoff fields ``saved`` hold (each has a first part)."""
+    return sum(1 for field in saved if field.endswith(part_field("", 0)))
+
+
 def fields(
     cache: ClusterCache, versions: Mapping[WatchKey, str], *, server: str, saved_at: float
 ) -> Iterator[tuple[str, bytes]]:
@@ -75,7 +85,7 @@ def fields(
         name = watch_field(key)
         count = 0
         for count, part in enumerate(_compressed_parts(objects), start=1):
-            yield f"{name}#{count - 1}", part
+            yield part_field(name, count - 1), part
         kept[name], parts[name] = version, count
     meta = {"format": FORMAT, "code": handoff_salt().hex(), "server": server, "savedAt": saved_at,
             "versions": kept, "parts": parts}
@@ -179,7 +189,8 @@ def unpack(fields: Mapping[str, bytes], *, server: str) -> dict[WatchKey, Resuma
     for name, version in versions.items():
         kind, _, namespace = str(name).partition("/")
         count = counts.get(name)
-        parts = [fields.get(f"{name}#{index}") for index in range(count if isinstance(count, int) else 0)]
+        indexes = range(count if isinstance(count, int) else 0)
+        parts = [fields.get(part_field(name, index)) for index in indexes]
         # A watch with a part missing is not resumed: it is listed.
         if isinstance(version, str) and version and parts and None not in parts:
             found[(kind, namespace or None)] = Resumable(

@@ -80,7 +80,7 @@ from dashboard.kube.cache import (
 from dashboard.kube.cache import project as project_object
 from dashboard.kube.connection import KubeApi
 from dashboard.kube.fingerprint import Built, build_salt
-from dashboard.kube.handoff import HandoffRefused, Resumable, WatchKey
+from dashboard.kube.handoff import HandoffRefused, Resumable, WatchKey, watches_in
 from dashboard.kube.handoff import fields as handoff_fields
 from dashboard.kube.handoff import unpack as unpack_handoff
 from dashboard.kube.recording import RecordedEvent, RecordingWriter
@@ -672,8 +672,7 @@ class Watcher:
             log.warning("%s: the handoff could not be saved (%s); the next watcher lists everything",
                         self.cluster, error or "timed out")
             return
-        watches = sum(1 for field in saved if field.endswith("#0"))  # every watch's first part
-        log.info("%s: handed off %d watches (%.1f MB in %d parts) in %.2fs", self.cluster, watches,
+        log.info("%s: handed off %d watches (%.1f MB in %d parts) in %.2fs", self.cluster, watches_in(saved),
                  sum(saved.values()) / 1e6, len(saved) - 1, time.monotonic() - started)
 
     async def keep_lease(self) -> None:
