@@ -82,12 +82,24 @@ def dig(obj: Any, *path: str) -> Any:
     return obj
 
 
+# The typed digs below repeat ``dig``'s loop rather than call it: they run hundreds of times per view
+# build, and a call and a tuple of arguments fewer is a tenth of their cost.
+
+
 def dig_map(obj: Any, *path: str) -> Mapping[str, Any]:
-    return as_map(dig(obj, *path))
+    for key in path:
+        if type(obj) is not dict and not is_map(obj):
+            return EMPTY
+        obj = obj.get(key)
+    return obj if type(obj) is dict or is_map(obj) else EMPTY
 
 
 def dig_str(obj: Any, *path: str) -> str:
-    return as_str(dig(obj, *path))
+    for key in path:
+        if type(obj) is not dict and not is_map(obj):
+            return ""
+        obj = obj.get(key)
+    return obj if isinstance(obj, str) else ""
 
 
 def dig_int(obj: Any, *path: str) -> int:
@@ -95,17 +107,25 @@ def dig_int(obj: Any, *path: str) -> int:
 
 
 def dig_list(obj: Any, *path: str) -> Sequence[Any]:
-    return as_list(dig(obj, *path))
+    for key in path:
+        if type(obj) is not dict and not is_map(obj):
+            return ()
+        obj = obj.get(key)
+    return obj if isinstance(obj, (list, tuple)) else ()
 
 
 def maps(value: Any) -> list[Mapping[str, Any]]:
     """The mapping items of a list field; other items are dropped."""
+    if type(value) is list:
+        return [item for item in value if type(item) is dict or is_map(item)]
     return [item for item in as_list(value) if is_map(item)]
 
 
 def str_map(value: Any) -> dict[str, str]:
     """A labels/annotations map keeping only string keys and values."""
-    return {k: v for k, v in as_map(value).items() if isinstance(k, str) and isinstance(v, str)}
+    if type(value) is not dict and not is_map(value):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def atoi(value: Any) -> int | None:

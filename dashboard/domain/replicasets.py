@@ -8,7 +8,7 @@ by their owner UID. Non-goals: deciding whether a ReplicaSet is "stuck" (that is
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -190,10 +190,20 @@ def replica_set_views(
         if owner is not None:
             pods_by_uid.setdefault(owner, []).append(pod_view(pod, now))
 
-    views = []
+    # Upstream means to sort by revision, then creation time, then name, but discards the time
+    # comparison's result, so the effective order is revision descending, then name.
+    sets = []
     for rs in owned:
         meta = dig_map(rs, "metadata")
         annotations = str_map(meta.get("annotations"))
+        sets.append(
+            (atoi(annotations.get(REVISION_ANNOTATION)) or 0, as_str(meta.get("name")), meta, annotations, rs)
+        )
+    sets.sort(key=lambda s: (-s[0], s[1]))
+    # Pods go to the last RS (in sorted order) carrying their owner's UID, as upstream's index map does.
+    last_with_uid = {as_str(meta.get("uid")): i for i, (_, _, meta, _, _) in enumerate(sets)}
+    views = []
+    for i, (revision, name, meta, annotations, rs) in enumerate(sets):
         pod_hash = str_map(meta.get("labels")).get(POD_TEMPLATE_HASH, "")
         stable = canary = active = preview = ping = pong = False
         if is_canary:
@@ -217,13 +227,14 @@ def replica_set_views(
         health = replica_set_health(rs)
         template_spec = dig_map(rs, "spec", "template", "spec")
         role = replica_set_role(rollout, rs, now, siblings=owned) if rollout is not None else None
+        pods_of_rs = pods_by_uid.get(uid, ()) if last_with_uid[uid] == i else ()
         views.append(
             ReplicaSetView(
-                name=as_str(meta.get("name")),
+                name=name,
                 namespace=as_str(meta.get("namespace")),
                 uid=uid,
                 hash=pod_hash,
-                revision=atoi(annotations.get(REVISION_ANNOTATION)) or 0,
+                revision=revision,
                 status=health,
                 icon=replica_set_icon(health),
                 replicas=dig_int(rs, "status", "replicas"),
@@ -242,22 +253,12 @@ def replica_set_views(
                 init_container_images=_images(template_spec.get("initContainers")),
                 created_at=created,
                 age=age(created, now),
-                pods=(),
+                pods=tuple(sorted(pods_of_rs, key=_pod_order)),
                 role=role.role if role else "",
                 scale_down_ends_at=role.scale_down_ends_at if role else None,
             )
         )
-    # Upstream means to sort by revision, then creation time, then name, but discards the time
-    # comparison's result, so the effective order is revision descending, then name.
-    views.sort(key=lambda v: (-v.revision, v.name))
-    # Pods go to the last RS (in sorted order) carrying their owner's UID, as upstream's index map does.
-    last_with_uid = {view.uid: i for i, view in enumerate(views)}
-    return tuple(
-        replace(view, pods=tuple(sorted(pods_by_uid.get(view.uid, ()), key=_pod_order)))
-        if last_with_uid[view.uid] == i
-        else view
-        for i, view in enumerate(views)
-    )
+    return tuple(views)
 
 
 def _pod_order(pod: PodView) -> tuple[tuple[int, float], str]:

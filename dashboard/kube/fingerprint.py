@@ -91,7 +91,8 @@ def inputs_fingerprint(groups: Iterable[Iterable[bytes]], salt: bytes) -> bytes:
     the names of the objects in them (``ClusterCache.fingerprint``: the JSON text the cache keeps of each,
     else ``object_name``), each group in sorted order, so the order the cache met them in does not
     count."""
-    hasher = hashlib.blake2b(salt, digest_size=FINGERPRINT_SIZE)
+    # SHA-256: on CPUs with SHA instructions (x86 since Zen and Ice Lake, ARMv8) twice as fast as BLAKE2b.
+    hasher = hashlib.sha256(salt)
     for group in groups:
         hasher.update(b"\1".join(sorted(group)) + b"\2")
-    return hasher.digest()
+    return hasher.digest()[:FINGERPRINT_SIZE]
