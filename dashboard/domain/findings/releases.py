@@ -30,38 +30,56 @@ _MISSING = object()
 MAX_DIFF_ENTRIES = 50
 
 
+def _is_mapping(value: Any) -> bool:
+    # JSON gives dicts: the ABC check is the slow path.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _flatten(value: Any, path: str, out: dict[str, Any]) -> None:
-    if type(value) is dict or isinstance(value, Mapping):  # JSON gives dicts: the ABC check is the slow path
+    if _is_mapping(value):
         for key in value:
             _flatten(value[key], f"{path}.{key}" if path else str(key), out)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _flatten(item, f"{path}[{index}]", out)
-    else:
+    elif value is not _MISSING:
         out[path] = value
+
+
+def _leaf_changes(before: Any, after: Any, path: str, out: list[dict[str, Any]]) -> None:
+    """The leaves under ``path`` that differ, as ``_flatten`` names them. Equal subtrees are skipped whole
+    (one comparison in C): two revisions' templates differ in a few leaves of hundreds, and flattening
+    both whole was a fifth of the findings' cost on every view build."""
+    if before == after:
+        return
+    if _is_mapping(before) and _is_mapping(after):
+        for key in before.keys() | after.keys():
+            child = f"{path}.{key}" if path else str(key)
+            _leaf_changes(before.get(key, _MISSING), after.get(key, _MISSING), child, out)
+        return
+    if isinstance(before, list) and isinstance(after, list):
+        for index in range(max(len(before), len(after))):
+            old = before[index] if index < len(before) else _MISSING
+            new = after[index] if index < len(after) else _MISSING
+            _leaf_changes(old, new, f"{path}[{index}]", out)
+        return
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    _flatten(before, path, left)
+    _flatten(after, path, right)
+    for leaf in left.keys() | right.keys():
+        old, new = left.get(leaf, _MISSING), right.get(leaf, _MISSING)
+        if old != new:
+            before_value = None if old is _MISSING else old
+            out.append({"path": leaf, "before": before_value, "after": None if new is _MISSING else new})
 
 
 def template_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Leaf-by-leaf differences of two pod templates, ignoring the pod-template-hash label."""
-    left: dict[str, Any] = {}
-    right: dict[str, Any] = {}
-    _flatten(before, "", left)
-    _flatten(after, "", right)
     ignored = f"metadata.labels.{HASH_LABEL}"
-    diff = []
-    for path in sorted(left.keys() | right.keys()):
-        if path == ignored:
-            continue
-        old, new = left.get(path, _MISSING), right.get(path, _MISSING)
-        if old != new:
-            diff.append(
-                {
-                    "path": path,
-                    "before": None if old is _MISSING else old,
-                    "after": None if new is _MISSING else new,
-                }
-            )
-    return diff
+    diff: list[dict[str, Any]] = []
+    _leaf_changes(before, after, "", diff)
+    return sorted((d for d in diff if d["path"] != ignored), key=lambda d: d["path"])
 
 
 def annotations_only(diff: list[dict[str, Any]]) -> bool:
