@@ -193,6 +193,39 @@ def _talking_to_redis(what: str) -> Iterator[None]:
     resume_cancellation()
 
 
+# A publish as one script, atomic as a transaction is: the views into the snapshots and the fleet rows, one
+# stream entry each (in order; their ids are the reply), then the records. One command and one reply where
+# a MULTI/EXEC pipeline had one per view and per hash: redis-py's packing and parsing of those was half the
+# watcher's cost of a publish, and most publishes carry one or two views.
+# KEYS: snapshots, fleet rows, stream, records. ARGV: maxlen, n, n × (key, view, row, events), record pairs.
+PUBLISH_SCRIPT = """
+local function hset(key, pairs)
+  for i = 1, #pairs, 1000 do
+    redis.call('HSET', key, unpack(pairs, i, math.min(i + 999, #pairs)))
+  end
+end
+local maxlen, n = ARGV[1], tonumber(ARGV[2])
+local snapshots, rows, ids, records = {}, {}, {}, {}
+for i = 0, n - 1 do
+  local at = 3 + 4 * i
+  snapshots[2 * i + 1], snapshots[2 * i + 2] = ARGV[at], ARGV[at + 1]
+  rows[2 * i + 1], rows[2 * i + 2] = ARGV[at], ARGV[at + 2]
+end
+hset(KEYS[1], snapshots)
+hset(KEYS[2], rows)
+for i = 0, n - 1 do
+  local at = 3 + 4 * i
+  ids[i + 1] = redis.call('XADD', KEYS[3], 'MAXLEN', '~', maxlen, '*', 'key', ARGV[at], 'op', 'update',
+                          'view', ARGV[at + 1], 'row', ARGV[at + 2], 'events', ARGV[at + 3])
+end
+for i = 3 + 4 * n, #ARGV do
+  records[#records + 1] = ARGV[i]
+end
+hset(KEYS[4], records)
+return ids
+"""
+
+
 class RedisBus:
     """Snapshots in a hash, fleet rows in a hash, updates in a capped stream — all under one prefix."""
 
@@ -208,6 +241,7 @@ class RedisBus:
         self.epoch_key = f"{prefix}epoch"
         # redis.asyncio clients belong to one event loop; keep one per loop.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._scripts: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def _redis(self) -> Any:
         import redis.asyncio as aioredis
@@ -238,27 +272,24 @@ class RedisBus:
     ) -> list[str]:
         if not items and not built:
             return []
-        keys = [view_key(view) for view, _ in items]
-        snapshots: dict[str, bytes] = {}
-        rows: dict[str, bytes] = {}
-        entries = []
-        for i, (key, (view, events)) in enumerate(zip(keys, items, strict=True)):
-            view_json, row_json = texts[i] if texts else _dumps(view), _dumps(fleet_row(view))
-            snapshots[key], rows[key] = view_json, row_json
-            entries.append({"key": key, "op": "update", "view": view_json, "row": row_json,
-                            "events": _dumps(list(events))})
+        args: list[Any] = [self.maxlen, len(items)]
+        for i, (view, events) in enumerate(items):
+            text = texts[i] if texts else _dumps(view)
+            args += (view_key(view), text, _dumps(fleet_row(view)), _dumps(list(events)))
+        for key, record in (built or {}).items():
+            args += (key, record)
         with _talking_to_redis("publishing to Redis"):
-            async with self._redis().pipeline(transaction=True) as pipe:
-                # Two HSETs for the whole batch (a key's latest view wins), then one entry per view.
-                if items:
-                    pipe.hset(self.snap_key, mapping=snapshots)
-                    pipe.hset(self.fleet_key, mapping=rows)
-                for fields in entries:
-                    pipe.xadd(self.stream_key, fields, maxlen=self.maxlen, approximate=True)
-                if built:
-                    pipe.hset(self.built_key, mapping=dict(built))
-                results = await pipe.execute()
-        return [_text(stream_id) for stream_id in results[2 : 2 + len(entries)]] if items else []
+            keys = [self.snap_key, self.fleet_key, self.stream_key, self.built_key]
+            ids = await self._publish_script()(keys=keys, args=args)
+        return [_text(stream_id) for stream_id in ids]
+
+    def _publish_script(self) -> Any:
+        """``PUBLISH_SCRIPT`` on this loop's client (redis-py loads it again after a Redis restart)."""
+        loop = asyncio.get_running_loop()
+        script = self._scripts.get(loop)
+        if script is None:
+            script = self._scripts[loop] = self._redis().register_script(PUBLISH_SCRIPT)
+        return script
 
     async def remove(self, key: str) -> str:
         with _talking_to_redis(f"removing {key} from Redis"):

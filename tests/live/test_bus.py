@@ -113,6 +113,36 @@ async def test_a_record_can_be_written_without_a_view(make_bus: Any) -> None:
     assert await bus.last_id() == last, "a record alone is not an update pages see"
 
 
+async def test_a_large_publish_keeps_every_view_record_and_entry_in_order(make_bus: Any) -> None:
+    bus = make_bus(maxlen=5000)
+    names = [f"svc-{i:04d}" for i in range(1200)]  # more pairs than one HSET of the script takes
+    records = {f"prod/shop/{name}": name.encode() for name in names}
+    ids = await bus.publish_many(
+        [(view(name), [{"kind": "k", "n": i}]) for i, name in enumerate(names)], records
+    )
+    assert len(ids) == 1200 and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
+    assert await bus.built_records("prod") == records
+    assert len(await bus.held_keys("prod")) == 1200
+    entries = await bus.read_since("0-0", count=2000)
+    assert [entry["key"] for _, entry in entries] == [f"prod/shop/{name}" for name in names]
+    assert [entry["events"] for _, entry in entries][7] == [{"kind": "k", "n": 7}]
+
+
+async def test_a_publish_after_redis_lost_its_scripts_loads_the_script_again(
+    redis_url: str, redis_prefix: str
+) -> None:
+    import redis.asyncio as aioredis
+
+    bus = RedisBus(redis_url, prefix=redis_prefix)
+    await bus.publish(view(step="1/4"), [])
+    client = aioredis.Redis.from_url(redis_url)
+    await client.script_flush()  # what a Redis restart does
+    await client.aclose()
+    await bus.publish(view(step="2/4"), [])
+    assert (await bus.snapshot("prod/shop/web"))["step"] == "2/4"
+    await bus.close()
+
+
 async def test_snapshots_of_reads_the_views_asked_for_and_skips_the_missing(make_bus: Any) -> None:
     bus = make_bus()
     await bus.publish_many([(view("a", step="1/4"), []), (view("b"), [])])
