@@ -22,7 +22,7 @@ import random
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -166,7 +166,7 @@ def _ident(view: Mapping[str, Any]) -> tuple[str, str, str] | None:
 
 def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
     """Create the releases the batch refers to (ignoring existing ones) and load them all."""
-    wanted: dict[ReleaseKey, Release] = {}
+    wanted: dict[ReleaseKey, tuple[Mapping[str, Any], datetime, datetime]] = {}  # → (view, started, at)
     for view, events, at in items:
         ident = _ident(view)
         if ident is None:
@@ -180,32 +180,37 @@ def _ensure_releases(items: Sequence[Item]) -> dict[ReleaseKey, Release]:
         if isinstance(view.get("currentPodHash"), str) and view["currentPodHash"]:
             hashes.add(view["currentPodHash"])
         for pod_hash in hashes:
-            key = (*ident, pod_hash)
-            if key not in wanted:
-                wanted[key] = Release(
-                    cluster=ident[0],
-                    namespace=ident[1],
-                    rollout=ident[2],
-                    pod_hash=pod_hash,
-                    rollout_uid=str(view.get("uid") or ""),
-                    started_at=started.get(pod_hash, at),
-                )
-                if pod_hash == view.get("currentPodHash"):
-                    _apply_view(wanted[key], view, at)  # a new release is inserted whole, not then updated
+            wanted.setdefault((*ident, pod_hash), (view, started.get(pod_hash, at), at))
     if not wanted:
         return {}
     # Most releases of a batch exist already (a rollout is published many times per release): read them
-    # first and insert only the missing ones, then read those (ignore_conflicts returns no primary keys).
-    found = _load_releases(wanted)
-    missing = [release for key, release in wanted.items() if key not in found]
+    # first and make and insert only the missing ones, then read those (ignore_conflicts returns no
+    # primary keys).
+    found = _load_releases(wanted.keys())
+    missing = [_new_release(key, *wanted[key]) for key in wanted if key not in found]
     if missing:
         _insert_releases(missing)
-        found.update(_load_releases({(r.cluster, r.namespace, r.rollout, r.pod_hash): r for r in missing}))
+        found.update(_load_releases([(r.cluster, r.namespace, r.rollout, r.pod_hash) for r in missing]))
     return found
 
 
-def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Release]:
-    """The stored releases among ``wanted``'s keys, locked for this transaction, in one query (one per
+def _new_release(key: ReleaseKey, view: Mapping[str, Any], started_at: datetime, at: datetime) -> Release:
+    cluster, namespace, rollout, pod_hash = key
+    release = Release(
+        cluster=cluster,
+        namespace=namespace,
+        rollout=rollout,
+        pod_hash=pod_hash,
+        rollout_uid=str(view.get("uid") or ""),
+        started_at=started_at,
+    )
+    if pod_hash == view.get("currentPodHash"):
+        _apply_view(release, view, at)  # a new release is inserted whole, not then updated
+    return release
+
+
+def _load_releases(wanted: Collection[ReleaseKey]) -> dict[ReleaseKey, Release]:
+    """The stored releases among the keys ``wanted``, locked for this transaction, in one query (one per
     rollout held the watcher's GIL for most of a 10,000-rollout initial publish). On PostgreSQL the keys
     travel as four arrays and match exactly, through the unique index; elsewhere each column's IN list
     makes a superset of the keys (a release hash rarely repeats, so the extra rows are few, and dropped)."""
@@ -236,7 +241,8 @@ def _load_releases(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Rel
     return found
 
 
-def _load_releases_orm(wanted: Mapping[ReleaseKey, Release]) -> dict[ReleaseKey, Release]:
+def _load_releases_orm(keys: Collection[ReleaseKey]) -> dict[ReleaseKey, Release]:
+    wanted = set(keys)
     columns = list(zip(*wanted, strict=True))
     rows = Release.objects.select_for_update().filter(
         cluster__in=set(columns[0]),
