@@ -1,0 +1,309 @@
+"""Two watchers' CPU through one churn: this tree's watcher against another tree's (``manage.py bench_ab``).
+
+From one full run to the next, this machine moves a watcher's CPU per change by up to a tenth (other
+tenants, the CPU's clock): more than most changes to the watcher's cost, so two runs an hour apart cannot
+tell whether a change helped. Here both watchers watch one simulator at once, each publishing to a bus of
+its own (a Redis key prefix) and recording into a fresh database of its own, through the same churn: what
+the machine does to one it does to the other, and the ratio of their CPU times over the churn is the
+change's. Each round starts both watchers afresh (their cold starts are not measured: the churn begins
+``warmup`` seconds after both have the fleet on their bus) and writes a churn of its own.
+
+Non-goals: latency and memory (``bench`` measures those); trees whose ``manage.py watch`` takes other
+arguments; profiling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import yaml
+
+from dashboard.bench.churn import Cluster, churn, resource_version
+from dashboard.bench.processes import ROOT, BenchError, cpu_seconds
+
+CURRENT = "the fleet is current on the bus"  # what a watcher logs once its cold start is published
+START_TIMEOUT = 300.0  # seconds for the simulator to seed, or a watcher to publish the fleet
+QUIET = 3.0  # seconds without a write: the simulator has settled
+
+
+@dataclass(frozen=True)
+class Round:
+    writes: int  # new images the churn wrote
+    seconds: float  # the churn and its settle, over which the CPU was read
+    cpu_seconds: tuple[float, float]  # the reference tree's watcher, then this tree's
+
+    @property
+    def ratio(self) -> float:
+        """This tree's CPU over the reference tree's (below 1: this tree's watcher costs less)."""
+        return self.cpu_seconds[1] / self.cpu_seconds[0] if self.cpu_seconds[0] else float("nan")
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "writes": self.writes,
+            "seconds": round(self.seconds, 1),
+            "reference_cores": round(self.cpu_seconds[0] / self.seconds, 4),
+            "this_tree_cores": round(self.cpu_seconds[1] / self.seconds, 4),
+            "ratio": round(self.ratio, 3),
+        }
+
+
+def run_ab(
+    reference: Path,
+    *,
+    rollouts: int,
+    namespaces: int,
+    churn_rate: float,
+    seconds: float,
+    rounds: int,
+    warmup: float,
+    database_url: str,
+    redis_url: str,
+    log: Callable[[str], None] = print,
+) -> list[Round]:
+    """``rounds`` rounds of the reference tree's watcher and this tree's through one churn each."""
+    if not (reference / "manage.py").is_file():
+        raise BenchError(f"{reference} is not a checkout of rollouts-ui (it has no manage.py)")
+    with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
+        directory = Path(tmp)
+        simulator, cluster = _start_simulator(directory, rollouts, namespaces)
+        try:
+            asyncio.run(_settle(cluster))
+            log(f"simulator seeded with {rollouts} rollouts")
+            done = []
+            for number in range(rounds):
+                done.append(
+                    _round(
+                        number,
+                        (reference, ROOT),
+                        cluster,
+                        directory,
+                        churn_rate,
+                        seconds,
+                        warmup,
+                        database_url,
+                        redis_url,
+                    )
+                )
+                log(f"round {number + 1}: " + ", ".join(f"{k} {v}" for k, v in done[-1].as_dict().items()))
+            return done
+        finally:
+            _stop(simulator)
+
+
+def _round(
+    number: int,
+    trees: tuple[Path, Path],
+    cluster: Cluster,
+    directory: Path,
+    churn_rate: float,
+    seconds: float,
+    warmup: float,
+    database_url: str,
+    redis_url: str,
+) -> Round:
+    run = uuid.uuid4().hex[:8]
+    databases = [_create_database(database_url, f"ab_{run}_{i}") for i in range(2)]
+    prefixes = [f"bench-ab:{run}:{i}:" for i in range(2)]
+    watchers: list[subprocess.Popen[bytes]] = []
+    try:
+        for i, tree in enumerate(trees):
+            env = {
+                **os.environ,
+                "DATABASE_URL": databases[i],
+                "REDIS_URL": redis_url,
+                "LIVE_REDIS_PREFIX": prefixes[i],
+                "LOG_LEVEL": "INFO",
+                "PYTHONUNBUFFERED": "1",
+            }
+            _manage(tree, ["migrate", "--no-input", "-v", "0"], env)
+            with open(directory / f"watcher-{number}-{i}.log", "wb") as out:
+                watchers.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "manage.py",
+                            "watch",
+                            "--kubeconfig",
+                            str(directory / "sim.kubeconfig"),
+                            "--cluster",
+                            cluster.name,
+                        ],
+                        cwd=tree,
+                        env=env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
+        _await_current([directory / f"watcher-{number}-{i}.log" for i in range(2)], watchers)
+        time.sleep(warmup)  # the cold start's recording and collections done with
+        before = [cpu_seconds(w.pid) for w in watchers]
+        started = time.monotonic()
+        written = asyncio.run(churn([cluster], churn_rate, seconds, seed=number + 1))
+        time.sleep(QUIET)
+        after = [cpu_seconds(w.pid) for w in watchers]
+        if any(w.poll() is not None for w in watchers):
+            raise BenchError(f"a watcher exited during round {number + 1}: see {directory}")
+        used = (after[0] - before[0], after[1] - before[1])
+        return Round(len(written.writes), time.monotonic() - started, used)
+    finally:
+        for watcher in watchers:
+            _stop(watcher)
+        for database in databases:
+            _drop_database(database)
+        _forget_prefixes(redis_url, prefixes)
+
+
+def _start_simulator(
+    directory: Path, rollouts: int, namespaces: int
+) -> tuple[subprocess.Popen[bytes], Cluster]:
+    from kubesim.testing import free_port
+
+    scenario = directory / "fleet.yaml"
+    namespaces = min(namespaces, rollouts)
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "bench-ab",
+                "description": "the A/B's fleet; the harness churns",
+                "fleet": {
+                    "rollouts": rollouts,
+                    "namespaces": namespaces,
+                    "replicas": 1,
+                    "churn_per_second": 0,
+                },
+            }
+        )
+    )
+    kubeconfig = directory / "sim.kubeconfig"
+    with open(directory / "sim.log", "wb") as out:
+        simulator = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kubesim",
+                "serve",
+                "--scenario",
+                str(scenario),
+                "--port",
+                str(free_port()),
+                "--kubeconfig",
+                str(kubeconfig),
+                f"--token={secrets.token_urlsafe(24)}",
+                "--seed",
+                "1",
+                "--bookmark-interval",
+                "30",
+                "--history-limit",
+                "500000",
+            ],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while not kubeconfig.exists():
+        if simulator.poll() is not None or time.monotonic() > deadline:
+            _stop(simulator)
+            raise BenchError(f"the simulator did not start: {(directory / 'sim.log').read_text()[-2000:]}")
+        time.sleep(0.1)
+    time.sleep(0.2)  # written in one go; give the writer its moment
+    return simulator, Cluster.from_kubeconfig("sim-a", kubeconfig, rollouts, namespaces)
+
+
+async def _settle(cluster: Cluster) -> None:
+    """Until the simulator has written nothing for ``QUIET`` seconds (its seeding done)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    last, since = -1, time.monotonic()
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                version = await resource_version(session, cluster)
+                if version != last:
+                    last, since = version, time.monotonic()
+                elif time.monotonic() - since >= QUIET:
+                    return
+            await asyncio.sleep(0.5)
+    raise BenchError(f"the simulator did not settle within {START_TIMEOUT:.0f}s")
+
+
+def _await_current(logs: list[Path], watchers: list[subprocess.Popen[bytes]]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while not all(CURRENT in path.read_text(errors="replace") for path in logs):
+        for path, watcher in zip(logs, watchers, strict=True):
+            if watcher.poll() is not None:
+                raise BenchError(f"a watcher exited before publishing the fleet:\n{path.read_text()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise BenchError(f"the watchers did not publish the fleet within {START_TIMEOUT:.0f}s")
+        time.sleep(0.5)
+
+
+def _manage(tree: Path, args: list[str], env: dict[str, str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=tree, env=env, capture_output=True, text=True, timeout=300
+    )
+    if done.returncode != 0:
+        raise BenchError(f"manage.py {args[0]} in {tree} failed:\n{(done.stderr or done.stdout)[-2000:]}")
+
+
+def _create_database(url: str, name: str) -> str:
+    import psycopg
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise BenchError("the A/B records history into PostgreSQL: DATABASE_URL must be a postgres:// URL")
+    with psycopg.connect(
+        parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5
+    ) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return parts._replace(path=f"/{name}").geturl()
+
+
+def _drop_database(url: str) -> None:
+    import psycopg
+
+    parts = urllib.parse.urlsplit(url)
+    with psycopg.connect(
+        parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
+def _forget_prefixes(redis_url: str, prefixes: list[str]) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        for prefix in prefixes:
+            keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+            if keys:
+                client.delete(*keys)
+    finally:
+        client.close()
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
