@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -29,13 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
-import yaml
+from dashboard.bench.churn import Cluster, churn
+from dashboard.bench.cold import WATCHER_CURRENT
+from dashboard.bench.processes import ROOT, BenchError, Processes, cpu_seconds
+from dashboard.bench.run import settle, simulator_command
 
-from dashboard.bench.churn import Cluster, churn, resource_version
-from dashboard.bench.processes import ROOT, BenchError, cpu_seconds
-
-CURRENT = "the fleet is current on the bus"  # what a watcher logs once its cold start is published
 START_TIMEOUT = 300.0  # seconds for the simulator to seed, or a watcher to publish the fleet
 QUIET = 3.0  # seconds without a write: the simulator has settled
 
@@ -79,9 +76,9 @@ def run_ab(
         raise BenchError(f"{reference} is not a checkout of rollouts-ui (it has no manage.py)")
     with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
         directory = Path(tmp)
-        simulator, cluster = _start_simulator(directory, rollouts, namespaces)
+        processes = Processes(directory)
         try:
-            asyncio.run(_settle(cluster))
+            cluster = _start_simulator(processes, rollouts, namespaces)
             log(f"simulator seeded with {rollouts} rollouts")
             done = []
             for number in range(rounds):
@@ -101,7 +98,7 @@ def run_ab(
                 log(f"round {number + 1}: " + ", ".join(f"{k} {v}" for k, v in done[-1].as_dict().items()))
             return done
         finally:
-            _stop(simulator)
+            processes.close()
 
 
 def _round(
@@ -138,7 +135,7 @@ def _round(
                             "manage.py",
                             "watch",
                             "--kubeconfig",
-                            str(directory / "sim.kubeconfig"),
+                            str(directory / f"{cluster.name}.kubeconfig"),
                             "--cluster",
                             cluster.name,
                         ],
@@ -168,83 +165,25 @@ def _round(
         _forget_prefixes(redis_url, prefixes)
 
 
-def _start_simulator(
-    directory: Path, rollouts: int, namespaces: int
-) -> tuple[subprocess.Popen[bytes], Cluster]:
-    from kubesim.testing import free_port
-
-    scenario = directory / "fleet.yaml"
+def _start_simulator(processes: Processes, rollouts: int, namespaces: int) -> Cluster:
     namespaces = min(namespaces, rollouts)
-    scenario.write_text(
-        yaml.safe_dump(
-            {
-                "name": "bench-ab",
-                "description": "the A/B's fleet; the harness churns",
-                "fleet": {
-                    "rollouts": rollouts,
-                    "namespaces": namespaces,
-                    "replicas": 1,
-                    "churn_per_second": 0,
-                },
-            }
-        )
-    )
-    kubeconfig = directory / "sim.kubeconfig"
-    with open(directory / "sim.log", "wb") as out:
-        simulator = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "kubesim",
-                "serve",
-                "--scenario",
-                str(scenario),
-                "--port",
-                str(free_port()),
-                "--kubeconfig",
-                str(kubeconfig),
-                f"--token={secrets.token_urlsafe(24)}",
-                "--seed",
-                "1",
-                "--bookmark-interval",
-                "30",
-                "--history-limit",
-                "500000",
-            ],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    args, kubeconfig = simulator_command(processes.directory, "sim-a", rollouts, namespaces, seed=1)
+    simulator = processes.start("sim-a", "kubesim", args, dict(os.environ))
     deadline = time.monotonic() + START_TIMEOUT
     while not kubeconfig.exists():
-        if simulator.poll() is not None or time.monotonic() > deadline:
-            _stop(simulator)
-            raise BenchError(f"the simulator did not start: {(directory / 'sim.log').read_text()[-2000:]}")
+        if not simulator.alive() or time.monotonic() > deadline:
+            raise BenchError(f"the simulator did not start:\n{simulator.log_tail()}")
         time.sleep(0.1)
     time.sleep(0.2)  # written in one go; give the writer its moment
-    return simulator, Cluster.from_kubeconfig("sim-a", kubeconfig, rollouts, namespaces)
-
-
-async def _settle(cluster: Cluster) -> None:
-    """Until the simulator has written nothing for ``QUIET`` seconds (its seeding done)."""
-    deadline = time.monotonic() + START_TIMEOUT
-    last, since = -1, time.monotonic()
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        while time.monotonic() < deadline:
-            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                version = await resource_version(session, cluster)
-                if version != last:
-                    last, since = version, time.monotonic()
-                elif time.monotonic() - since >= QUIET:
-                    return
-            await asyncio.sleep(0.5)
-    raise BenchError(f"the simulator did not settle within {START_TIMEOUT:.0f}s")
+    cluster = Cluster.from_kubeconfig("sim-a", kubeconfig, rollouts, namespaces)
+    if not asyncio.run(settle([cluster], processes, START_TIMEOUT, QUIET)):
+        raise BenchError(f"the simulator did not settle within {START_TIMEOUT:.0f}s")
+    return cluster
 
 
 def _await_current(logs: list[Path], watchers: list[subprocess.Popen[bytes]]) -> None:
     deadline = time.monotonic() + START_TIMEOUT
-    while not all(CURRENT in path.read_text(errors="replace") for path in logs):
+    while not all(WATCHER_CURRENT in path.read_text(errors="replace") for path in logs):
         for path, watcher in zip(logs, watchers, strict=True):
             if watcher.poll() is not None:
                 raise BenchError(f"a watcher exited before publishing the fleet:\n{path.read_text()[-2000:]}")

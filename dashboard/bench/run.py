@@ -259,8 +259,6 @@ def _start_clusters(
     env: dict[str, str],
     log: Callable[[str], None],
 ) -> None:
-    from kubesim.testing import free_port
-
     names = [f"sim-{chr(ord('a') + i)}" for i in range(config.cluster_count())]
     shares = [
         config.rollouts // len(names) + (1 if i < config.rollouts % len(names) else 0)
@@ -269,48 +267,9 @@ def _start_clusters(
     started = time.monotonic()
     pending = []
     for name, share in zip(names, shares, strict=True):
-        scenario = state.directory / f"{name}.yaml"
         namespaces = min(config.namespaces, share)
-        scenario.write_text(
-            yaml.safe_dump(
-                {
-                    "name": "bench-fleet",
-                    "description": f"{share} canaries in {namespaces} namespaces; the harness churns",
-                    "fleet": {
-                        "rollouts": share,
-                        "namespaces": namespaces,
-                        "replicas": 1,
-                        "churn_per_second": 0,
-                    },
-                }
-            )
-        )
-        port, token = free_port(), secrets.token_urlsafe(24)
-        kubeconfig = state.directory / f"{name}.kubeconfig"
-        process = processes.start(
-            name,
-            "kubesim",
-            [
-                sys.executable,
-                "-m",
-                "kubesim",
-                "serve",
-                "--scenario",
-                str(scenario),
-                "--port",
-                str(port),
-                "--kubeconfig",
-                str(kubeconfig),
-                f"--token={token}",  # "=" because a urlsafe token may begin with "-"
-                "--seed",
-                str(config.seed),
-                "--bookmark-interval",
-                "30",
-                "--history-limit",
-                "500000",
-            ],
-            env,
-        )
+        args, kubeconfig = simulator_command(state.directory, name, share, namespaces, config.seed)
+        process = processes.start(name, "kubesim", args, env)
         pending.append((name, share, namespaces, kubeconfig, process))
     for name, share, namespaces, kubeconfig, process in pending:
         deadline = time.monotonic() + 60
@@ -321,12 +280,33 @@ def _start_clusters(
         time.sleep(0.2)  # the kubeconfig is written in one go, but give the writer its moment
         state.clusters.append(Cluster.from_kubeconfig(name, kubeconfig, share, namespaces))
     log(f"seeding {config.rollouts} rollouts in {len(names)} simulated cluster(s) …")
-    asyncio.run(_settle(state.clusters, processes, config.setup_timeout, quiet=3.0))
+    asyncio.run(settle(state.clusters, processes, config.setup_timeout, quiet=3.0))
     state.timings["seed_seconds"] = round(time.monotonic() - started, 1)
     log(f"simulators seeded and settled in {state.timings['seed_seconds']}s")
 
 
-async def _settle(clusters: list[Cluster], processes: Processes, timeout: float, quiet: float) -> bool:
+def simulator_command(
+    directory: Path, name: str, rollouts: int, namespaces: int, seed: int
+) -> tuple[list[str], Path]:
+    """The command serving a fleet of ``rollouts`` canaries in ``namespaces`` namespaces with its own churn
+    off (the harness writes the churn), and the kubeconfig it writes once it listens."""
+    from kubesim.testing import free_port
+
+    scenario, kubeconfig = directory / f"{name}.yaml", directory / f"{name}.kubeconfig"
+    fleet = {"rollouts": rollouts, "namespaces": namespaces, "replicas": 1, "churn_per_second": 0}
+    description = f"{rollouts} canaries in {namespaces} namespaces; the harness churns"
+    scenario.write_text(yaml.safe_dump({"name": "bench-fleet", "description": description, "fleet": fleet}))
+    token = secrets.token_urlsafe(24)
+    args = [
+        sys.executable, "-m", "kubesim", "serve", "--scenario", str(scenario), "--port", str(free_port()),
+        "--kubeconfig", str(kubeconfig),
+        f"--token={token}",  # "=" because a urlsafe token may begin with "-"
+        "--seed", str(seed), "--bookmark-interval", "30", "--history-limit", "500000",
+    ]  # fmt: skip
+    return args, kubeconfig
+
+
+async def settle(clusters: list[Cluster], processes: Processes, timeout: float, quiet: float) -> bool:
     """Wait until no simulator has written anything for ``quiet`` seconds (False on timeout)."""
     deadline = time.monotonic() + timeout
     last: dict[str, int] = {}
@@ -528,7 +508,7 @@ async def _measure(
         log(f"churn done ({len(churned.writes)} writes, {len(churned.failures)} failed); waiting for quiet …")
         # Quiet = no write for longer than the fleet's 10 s pause step: every canary has finished, so the
         # end state no longer moves (nor do findings that depend on the clock).
-        quiet = await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
+        quiet = await settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
         await _stream_idle(monitor, idle=2.0, timeout=60.0)
         await asyncio.sleep(2.0)  # the clients' last updates
         quiet_at = time.time()
@@ -796,7 +776,7 @@ async def _watcher_restart(
     peaks["stopped"] = await asyncio.to_thread(processes.stop, old)
     away = await churn([cluster], config.churn, WATCHER_AWAY_SECONDS, seed=config.seed + 1)
     # As quiet as the final check waits for: a release paused for a while must have gone on first.
-    await _settle([cluster], processes, config.quiet_timeout, quiet=12.0)
+    await settle([cluster], processes, config.quiet_timeout, quiet=12.0)
     client = redis.Redis.from_url(config.redis_url)
     pending = rows_to_change(client, state.prefix, await expected_rows([cluster]), cluster.name)
     offset = old.log_path.stat().st_size if old.log_path.exists() else 0
@@ -817,13 +797,15 @@ async def _watcher_restart(
     if usage is not None:
         state.watcher_peaks.setdefault(new.name, {})["restarted"] = usage["peak_mb"]
     counts = RESYNCED.search(text)
-    log(f"watcher restart: the fleet current on the bus after {current} s "
-        f"({counts.group(0) if counts else 'no resync logged'})")
+    log(
+        f"watcher restart: the fleet current on the bus after {current} s "
+        f"({counts.group(0) if counts else 'no resync logged'})"
+    )
     if current is None:
         held = bus_rows(client, state.prefix)
         for key in [key for key, row in pending.items() if held.get(key) != row][:3]:
             log(f"  {key} still differs: the simulator's row {pending[key]}, the bus's {held.get(key)}")
-    await _settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
+    await settle(state.clusters, processes, config.quiet_timeout, quiet=12.0)
     last, since, give_up = None, time.monotonic(), time.monotonic() + 60.0
     # The stream still for 2 s (at most a minute of waiting): the clients have the end state.
     while time.monotonic() - since < 2.0 and time.monotonic() < give_up:

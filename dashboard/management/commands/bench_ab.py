@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.REDIS_URL:
             raise CommandError("the A/B needs REDIS_URL (each watcher publishes to Redis)")
-        database_url = os.environ.get("DATABASE_URL", "")
+        database_url = str(settings.DATABASE_URL or "")
         if not database_url.startswith(("postgres://", "postgresql://")):
             raise CommandError("the A/B records each watcher's history into PostgreSQL: set DATABASE_URL")
         for name, low, high in (
