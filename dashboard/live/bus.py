@@ -241,7 +241,7 @@ class RedisBus:
         self.epoch_key = f"{prefix}epoch"
         # redis.asyncio clients belong to one event loop; keep one per loop.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-        self._scripts: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._publish_script: Any = None  # PUBLISH_SCRIPT as redis-py runs it (EVALSHA, loaded when missing)
 
     def _redis(self) -> Any:
         import redis.asyncio as aioredis
@@ -280,16 +280,11 @@ class RedisBus:
             args += (key, record)
         with _talking_to_redis("publishing to Redis"):
             keys = [self.snap_key, self.fleet_key, self.stream_key, self.built_key]
-            ids = await self._publish_script()(keys=keys, args=args)
+            client = self._redis()
+            if self._publish_script is None:
+                self._publish_script = client.register_script(PUBLISH_SCRIPT)
+            ids = await self._publish_script(keys=keys, args=args, client=client)
         return [_text(stream_id) for stream_id in ids]
-
-    def _publish_script(self) -> Any:
-        """``PUBLISH_SCRIPT`` on this loop's client (redis-py loads it again after a Redis restart)."""
-        loop = asyncio.get_running_loop()
-        script = self._scripts.get(loop)
-        if script is None:
-            script = self._scripts[loop] = self._redis().register_script(PUBLISH_SCRIPT)
-        return script
 
     async def remove(self, key: str) -> str:
         with _talking_to_redis(f"removing {key} from Redis"):
