@@ -153,8 +153,10 @@ def _round(
         written = asyncio.run(churn([cluster], churn_rate, seconds, seed=number + 1))
         time.sleep(QUIET)
         after = [cpu_seconds(w.pid) for w in watchers]
-        if any(w.poll() is not None for w in watchers):
-            raise BenchError(f"a watcher exited during round {number + 1}: see {directory}")
+        for i, watcher in enumerate(watchers):
+            if watcher.poll() is not None:
+                log = (directory / f"watcher-{number}-{i}.log").read_text(errors="replace")[-2000:]
+                raise BenchError(f"{trees[i]}'s watcher exited during round {number + 1}:\n{log}")
         used = (after[0] - before[0], after[1] - before[1])
         return Round(len(written.writes), time.monotonic() - started, used)
     finally:
