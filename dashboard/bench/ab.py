@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +30,14 @@ from pathlib import Path
 from dashboard.bench.churn import Cluster, churn
 from dashboard.bench.cold import WATCHER_CURRENT
 from dashboard.bench.processes import ROOT, BenchError, Processes, cpu_seconds
-from dashboard.bench.run import settle, simulator_command
+from dashboard.bench.run import (
+    create_database,
+    drop_database,
+    forget_prefix,
+    manage,
+    settle,
+    simulator_command,
+)
 
 START_TIMEOUT = 300.0  # seconds for the simulator to seed, or a watcher to publish the fleet
 QUIET = 3.0  # seconds without a write: the simulator has settled
@@ -113,7 +119,7 @@ def _round(
     redis_url: str,
 ) -> Round:
     run = uuid.uuid4().hex[:8]
-    databases = [_create_database(database_url, f"ab_{run}_{i}") for i in range(2)]
+    databases = [create_database(database_url, f"ab_{run}_{i}") for i in range(2)]
     prefixes = [f"bench-ab:{run}:{i}:" for i in range(2)]
     watchers: list[subprocess.Popen[bytes]] = []
     try:
@@ -126,7 +132,7 @@ def _round(
                 "LOG_LEVEL": "INFO",
                 "PYTHONUNBUFFERED": "1",
             }
-            _manage(tree, ["migrate", "--no-input", "-v", "0"], env)
+            manage(["migrate", "--no-input", "-v", "0"], env, tree)
             with open(directory / f"watcher-{number}-{i}.log", "wb") as out:
                 watchers.append(
                     subprocess.Popen(
@@ -163,8 +169,9 @@ def _round(
         for watcher in watchers:
             _stop(watcher)
         for database in databases:
-            _drop_database(database)
-        _forget_prefixes(redis_url, prefixes)
+            drop_database(database)
+        for prefix in prefixes:
+            forget_prefix(redis_url, prefix)
 
 
 def _start_simulator(processes: Processes, rollouts: int, namespaces: int) -> Cluster:
@@ -192,50 +199,6 @@ def _await_current(logs: list[Path], watchers: list[subprocess.Popen[bytes]]) ->
         if time.monotonic() > deadline:
             raise BenchError(f"the watchers did not publish the fleet within {START_TIMEOUT:.0f}s")
         time.sleep(0.5)
-
-
-def _manage(tree: Path, args: list[str], env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=tree, env=env, capture_output=True, text=True, timeout=300
-    )
-    if done.returncode != 0:
-        raise BenchError(f"manage.py {args[0]} in {tree} failed:\n{(done.stderr or done.stdout)[-2000:]}")
-
-
-def _create_database(url: str, name: str) -> str:
-    import psycopg
-
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql"):
-        raise BenchError("the A/B records history into PostgreSQL: DATABASE_URL must be a postgres:// URL")
-    with psycopg.connect(
-        parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5
-    ) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return parts._replace(path=f"/{name}").geturl()
-
-
-def _drop_database(url: str) -> None:
-    import psycopg
-
-    parts = urllib.parse.urlsplit(url)
-    with psycopg.connect(
-        parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5
-    ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
-
-
-def _forget_prefixes(redis_url: str, prefixes: list[str]) -> None:
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    try:
-        for prefix in prefixes:
-            keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-            if keys:
-                client.delete(*keys)
-    finally:
-        client.close()
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

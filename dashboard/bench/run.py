@@ -46,7 +46,7 @@ from dashboard.bench.clients import login
 from dashboard.bench.cold import RESYNCED, WATCHER_CURRENT, caught_up, rows_to_change
 from dashboard.bench.floor import decode_floor, receive_floor, watch_lines
 from dashboard.bench.monitor import Sampler, StreamMonitor
-from dashboard.bench.processes import BenchError, Process, Processes, uvicorn_command, wait_http
+from dashboard.bench.processes import ROOT, BenchError, Process, Processes, uvicorn_command, wait_http
 from dashboard.bench.report import figures
 from dashboard.bench.truth import bus_rows, expected_rows
 
@@ -205,21 +205,15 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
 def _database(config: BenchConfig, state: RunState, log: Callable[[str], None]) -> None:
     """A fresh database for the run (PostgreSQL when configured, else SQLite), migrated, with a user."""
     if config.database_url.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
-        parts = urllib.parse.urlsplit(config.database_url)
-        name = f"{parts.path.lstrip('/') or 'rollouts_ui'}_run_{uuid.uuid4().hex[:8]}"
-        admin = parts._replace(path="/postgres").geturl()
-        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        state.database_url = parts._replace(path=f"/{name}").geturl()
+        name = urllib.parse.urlsplit(config.database_url).path.lstrip("/") or "rollouts_ui"
+        state.database_url = create_database(config.database_url, f"{name}_run_{uuid.uuid4().hex[:8]}")
     else:
         state.database_url = f"sqlite:///{state.directory / 'bench.sqlite3'}"
     env = _env(config, state)
     started = time.monotonic()
-    _manage(["migrate", "--no-input", "-v", "0"], env)
+    manage(["migrate", "--no-input", "-v", "0"], env)
     password = secrets.token_urlsafe(16)
-    _manage(
+    manage(
         ["createsuperuser", "--no-input", "--username", USERNAME, "--email", "bench@example.invalid"],
         {**env, "DJANGO_SUPERUSER_PASSWORD": password},
     )
@@ -227,16 +221,50 @@ def _database(config: BenchConfig, state: RunState, log: Callable[[str], None]) 
     log(f"database ready in {time.monotonic() - started:.1f}s")
 
 
-def _manage(args: list[str], env: dict[str, str]) -> None:
+def manage(args: list[str], env: dict[str, str], tree: Path = ROOT) -> None:
+    """``manage.py ARGS`` in the checkout ``tree`` (this one by default); its output in the error."""
     import subprocess
 
-    from dashboard.bench.processes import ROOT
-
     done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "manage.py", *args], cwd=tree, env=env, capture_output=True, text=True, timeout=300
     )
     if done.returncode != 0:
-        raise BenchError(f"manage.py {args[0]} failed:\n{(done.stderr or done.stdout)[-2000:]}")
+        raise BenchError(f"manage.py {args[0]} in {tree} failed:\n{(done.stderr or done.stdout)[-2000:]}")
+
+
+def create_database(url: str, name: str) -> str:
+    """A new PostgreSQL database ``name`` on the server of ``url``; its URL."""
+    import psycopg
+
+    parts = urllib.parse.urlsplit(url)
+    with psycopg.connect(
+        parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5
+    ) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return parts._replace(path=f"/{name}").geturl()
+
+
+def drop_database(url: str) -> None:
+    import psycopg
+
+    parts = urllib.parse.urlsplit(url)
+    with psycopg.connect(
+        parts._replace(path="/postgres").geturl(), autocommit=True, connect_timeout=5
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
+def forget_prefix(redis_url: str, prefix: str) -> None:
+    """Delete every key under ``prefix`` (a run's bus)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=10)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start : start + 1000])
+    finally:
+        client.close()
 
 
 def _env(config: BenchConfig, state: RunState) -> dict[str, str]:
@@ -642,7 +670,7 @@ def _history_page(
     its timeline API and its rollout page (which reads the rollout's recent recorded events)."""
     server = state.servers[0]
     started = time.monotonic()
-    _manage(
+    manage(
         ["seed_history", "--releases", str(config.history_releases), "--rollout", key, "--days", "365"],
         _env(config, state),
     )
@@ -904,20 +932,10 @@ def _profiles(config: BenchConfig) -> dict[str, Any]:
 
 def _cleanup(config: BenchConfig, state: RunState) -> None:
     with contextlib.suppress(Exception):
-        import redis
-
-        client = redis.Redis.from_url(config.redis_url, socket_timeout=10)
-        keys = list(client.scan_iter(match=f"{state.prefix}*", count=1000))
-        for start in range(0, len(keys), 1000):
-            client.delete(*keys[start : start + 1000])
+        forget_prefix(config.redis_url, state.prefix)
     if state.database_url.startswith(("postgres://", "postgresql://")):
         with contextlib.suppress(Exception):
-            import psycopg
-
-            parts = urllib.parse.urlsplit(state.database_url)
-            admin = parts._replace(path="/postgres").geturl()
-            with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+            drop_database(state.database_url)
 
 
 async def _current_views(config: BenchConfig, state: RunState, count: int) -> list[dict[str, Any]]:
