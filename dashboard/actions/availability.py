@@ -22,7 +22,7 @@ from typing import Any
 from dashboard.actions import plans
 from dashboard.domain.objects import dig_list, dig_map, dig_str, maps
 from dashboard.domain.phase import rollout_phase
-from dashboard.domain.rs_roles import desired_replicas
+from dashboard.domain.rs_roles import Role, desired_replicas, replica_set_roles
 
 # The action bar's order and labels: (name, label).
 BUTTONS: tuple[tuple[str, str], ...] = (
@@ -76,10 +76,11 @@ def _ask(
     params: Mapping[str, Any] | None,
     now: datetime,
     phase: str | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> bool:
     """Fill ``button`` from the plan; True when the action applies."""
     try:
-        plan = plans.plan(action, rollout, replica_sets, params, now, phase)
+        plan = plans.plan(action, rollout, replica_sets, params, now, phase, roles)
     except plans.Refused as refusal:
         button.update(applies=False, reason=str(refusal))
         return False
@@ -98,8 +99,9 @@ def _unwedge(
     replica_sets: Sequence[Mapping[str, Any]],
     now: datetime,
     phase: str,
+    roles: Mapping[str, Role],
 ) -> None:
-    names = plans.orphans(rollout, replica_sets, now)
+    names = plans.orphans(rollout, replica_sets, roles)
     if not names:
         button.update(
             applies=False,
@@ -116,7 +118,7 @@ def _unwedge(
         }
         for name in names
     ]
-    _ask(button, "unwedge", rollout, replica_sets, {"replicaSet": names[0]}, now, phase)
+    _ask(button, "unwedge", rollout, replica_sets, {"replicaSet": names[0]}, now, phase, roles)
     if len(names) == 1:
         button["params"] = {"replicaSet": names[0]}
     else:  # the user picks; the dialog's text names the choice
@@ -165,15 +167,22 @@ def _undo(
 
 
 def action_availability(
-    rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], now: datetime
+    rollout: Mapping[str, Any],
+    replica_sets: Sequence[Mapping[str, Any]],
+    now: datetime,
+    roles: Mapping[str, Role] | None = None,
 ) -> dict[str, Any]:
-    """``{"buttons": [...], "seen": {...}}`` for one Argo Rollout (see the module docstring)."""
+    """``{"buttons": [...], "seen": {...}}`` for one Argo Rollout (see the module docstring). ``roles``:
+    the ReplicaSets' roles the rest of the view was built with (``replica_set_roles``), so unwedge offers
+    exactly the orphans the diagram and the finding name."""
     buttons = []
     phase, _ = rollout_phase(rollout)  # every button's state check reads it: once, not once per button
+    if roles is None:
+        roles = replica_set_roles(rollout, replica_sets, now)
     for name, label in BUTTONS:
         button = _button(name, label)
         if name == "unwedge":
-            _unwedge(button, rollout, replica_sets, now, phase)
+            _unwedge(button, rollout, replica_sets, now, phase, roles)
         elif name == "undo":
             _undo(button, rollout, replica_sets, phase)
         else:

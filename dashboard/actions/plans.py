@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from dashboard.domain.objects import as_bool, as_int, dig_list, dig_map, dig_str, maps, opt_int, rfc3339
 from dashboard.domain.phase import rollout_phase
-from dashboard.domain.rs_roles import ORPHANED, ROLE_WORDS, replica_set_role
+from dashboard.domain.rs_roles import ORPHANED, ROLE_WORDS, Role, replica_set_roles
 
 HASH_LABEL = "rollouts-pod-template-hash"
 REVISION_ANNOTATION = "rollout.argoproj.io/revision"
@@ -135,13 +135,15 @@ def plan(
     params: Mapping[str, Any] | None = None,
     now: datetime | None = None,
     phase: str | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> Plan:
     """What the dashboard sends: the CLI's requests (``cli_plan``) in the states the action is offered in.
-    ``phase``: the rollout's ``rollout_phase``, when the caller has it already."""
+    ``phase`` and ``roles``: the rollout's ``rollout_phase`` and its ReplicaSets' roles
+    (``replica_set_roles``), when the caller has them already."""
     refusal = state_refusal(action, rollout, phase)
     if refusal:
         raise Refused(refusal)
-    return cli_plan(action, rollout, replica_sets, params, now)
+    return cli_plan(action, rollout, replica_sets, params, now, roles)
 
 
 def cli_plan(
@@ -150,6 +152,7 @@ def cli_plan(
     replica_sets: Sequence[Mapping[str, Any]] = (),
     params: Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> Plan:
     """What ``kubectl argo rollouts <action>`` would send for these objects, whatever the rollout's state."""
     params = params or {}
@@ -176,7 +179,7 @@ def cli_plan(
     if action == "undo":
         return undo(rollout, replica_sets, _revision_param(params.get("revision")))
     if action == "unwedge":
-        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""), now)
+        return unwedge(rollout, replica_sets, str(params.get("replicaSet") or ""), now, roles)
     raise Refused(f"unknown action {action!r}")
 
 
@@ -436,24 +439,19 @@ def _derivative(a: Any, b: Any = _MISSING) -> bool:
 
 
 def unwedge_refusal(
-    rollout: Mapping[str, Any],
-    rs: Mapping[str, Any] | None,
-    name: str,
-    now: datetime | None = None,
-    siblings: Sequence[Mapping[str, Any]] = (),
+    rollout: Mapping[str, Any], rs: Mapping[str, Any] | None, name: str, roles: Mapping[str, Role]
 ) -> str | None:
-    """Why ``rs`` may not be scaled to 0 by unwedge, or None when its role (``rs_roles``) is orphaned."""
+    """Why ``rs`` may not be scaled to 0 by unwedge, or None when its role (``roles``, from
+    ``replica_set_roles``) is orphaned."""
     if rs is None:
         return f"ReplicaSet {name!r} does not exist"
     if not owned(rollout, [rs]):
         return f"ReplicaSet {name!r} is not controlled by rollout {dig_str(rollout, 'metadata', 'name')!r}"
-    role = replica_set_role(rollout, rs, now or datetime.now(UTC), siblings=siblings)
-    if role.role == ORPHANED:
+    role = roles.get(name)
+    if role is not None and role.role == ORPHANED:
         return None
-    return (
-        f"ReplicaSet {name!r} is {ROLE_WORDS.get(role.role, role.role)}; "
-        "unwedge only scales down an orphaned ReplicaSet"
-    )
+    words = ROLE_WORDS.get(role.role, role.role) if role is not None else "not one of the rollout's"
+    return f"ReplicaSet {name!r} is {words}; unwedge only scales down an orphaned ReplicaSet"
 
 
 def unwedge(
@@ -461,11 +459,14 @@ def unwedge(
     replica_sets: Sequence[Mapping[str, Any]],
     rs_name: str,
     now: datetime | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> Plan:
     if not rs_name:
         raise Refused("name the ReplicaSet to scale down (replicaSet)")
     rs = next((r for r in replica_sets if dig_str(r, "metadata", "name") == rs_name), None)
-    reason = unwedge_refusal(rollout, rs, rs_name, now, replica_sets)
+    if roles is None:
+        roles = replica_set_roles(rollout, replica_sets, now or datetime.now(UTC))
+    reason = unwedge_refusal(rollout, rs, rs_name, roles)
     if reason:
         raise Refused(reason)
     summary = (
@@ -476,11 +477,11 @@ def unwedge(
 
 
 def orphans(
-    rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], now: datetime | None = None
+    rollout: Mapping[str, Any], replica_sets: Sequence[Mapping[str, Any]], roles: Mapping[str, Role]
 ) -> list[str]:
     """Names of the owned ReplicaSets that unwedge would accept (running pods, no role)."""
     return [
         dig_str(rs, "metadata", "name")
         for rs in owned(rollout, replica_sets)
-        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name"), now, replica_sets) is None
+        if unwedge_refusal(rollout, rs, dig_str(rs, "metadata", "name"), roles) is None
     ]

@@ -28,7 +28,7 @@ from .objects import (
     str_map,
 )
 from .pods import PodView, pod_view
-from .rs_roles import replica_set_role
+from .rs_roles import Role, replica_set_roles
 from .status_icons import replica_set_icon
 
 POD_TEMPLATE_HASH = "rollouts-pod-template-hash"
@@ -166,11 +166,17 @@ def replica_set_views(
     replicasets: Iterable[Mapping[str, Any]],
     pods: Iterable[Mapping[str, Any]],
     now: datetime,
+    roles: Mapping[str, Role] | None = None,
 ) -> tuple[ReplicaSetView, ...]:
-    """``GetReplicaSetInfo``: the RSs owned by ``owner_uid``, tagged against ``rollout`` if given."""
+    """``GetReplicaSetInfo``: the RSs owned by ``owner_uid``, tagged against ``rollout`` if given, each
+    with its role (``rs_roles``; ``roles`` when the caller has computed them for the whole build)."""
     owned = [rs for rs in replicasets if first_owner(rs, {owner_uid}) is not None]
     if not owned:
         return ()
+    if rollout is None:
+        roles = {}
+    elif roles is None:
+        roles = replica_set_roles(rollout, owned, now)
     status = dig_map(rollout, "status")
     strategy = dig_map(rollout, "spec", "strategy")
     is_canary = rollout is not None and strategy.get("canary") is not None
@@ -226,7 +232,7 @@ def replica_set_views(
         created = parse_time(meta.get("creationTimestamp"))
         health = replica_set_health(rs)
         template_spec = dig_map(rs, "spec", "template", "spec")
-        role = replica_set_role(rollout, rs, now, siblings=owned) if rollout is not None else None
+        role = roles.get(name)
         pods_of_rs = pods_by_uid.get(uid, ()) if last_with_uid[uid] == i else ()
         views.append(
             ReplicaSetView(

@@ -42,6 +42,7 @@ from .objects import (
 from .phase import rollout_phase
 from .replicasets import REVISION_ANNOTATION, ReplicaSetView, container_list, replica_set_views
 from .routers import ROUTER_KINDS, read_router
+from .rs_roles import Role
 from .status_icons import rollout_icon
 
 WEIGHT_FROM_TRAFFIC_ROUTER = "traffic-router"
@@ -262,8 +263,10 @@ def build_rollout_view(
     autoscalers: Iterable[Mapping[str, Any]] = (),
     now: datetime,
     cluster: str = "",
+    roles: Mapping[str, Role] | None = None,
 ) -> RolloutView:
     """The view of one Rollout; children are picked from the candidates by ownerReference UID.
+    ``roles``: its ReplicaSets' roles (``rs_roles.replica_set_roles``), when the caller has them already.
 
     ``jobs`` is accepted for callers that cache them, but like upstream the view reads analysis jobs
     from the AnalysisRun's measurements, not from Job objects.
@@ -277,7 +280,7 @@ def build_rollout_view(
     uid = as_str(meta.get("uid"))
     rs_list, pod_list, ar_list = list(replicasets), list(pods), list(analysisruns)
 
-    replica_sets = replica_set_views(uid, rollout, rs_list, pod_list, now)
+    replica_sets = replica_set_views(uid, rollout, rs_list, pod_list, now, roles)
     experiment_list = experiment_views(uid, experiments, rs_list, ar_list, pod_list, now)
     analysis_runs = analysis_run_views(uid, ar_list, now)
 

@@ -1,11 +1,13 @@
 """The one rule that says what each ReplicaSet of a rollout is for (issue 16 §3).
 
-``replica_set_role(rollout, rs, now)`` → a ``Role``: ``stable``, ``canary``, ``preview``, ``active``,
-``scaling-down`` (its scale-down deadline is still ahead, or passed less than a grace ago: the controller
-will scale it down, e.g. the old stable after a successful release), ``orphaned`` (pods wanted, no role,
-nothing will scale it down), ``old`` (scaled to 0) or ``unknown`` (pods wanted but no pod-template-hash
-label to tell). The diagram, the fleet, the ``orphaned-canary-replicaset`` finding and unwedge's
-acceptance all read this function, so they cannot disagree.
+``replica_set_roles(rollout, replica_sets, now)`` → a ``Role`` by name for each of the rollout's
+ReplicaSets: ``stable``, ``canary``, ``preview``, ``active``, ``scaling-down`` (its scale-down deadline is
+still ahead, or passed less than a grace ago: the controller will scale it down, e.g. the old stable after
+a successful release), ``orphaned`` (pods wanted, no role, nothing will scale it down), ``old`` (scaled to
+0) or ``unknown`` (pods wanted but no pod-template-hash label to tell). A view's build computes the roles
+once and hands the same answer to the diagram, the fleet, the ``orphaned-canary-replicaset`` finding and
+the unwedge button; unwedge's acceptance computes them by the same function from the objects it acts on,
+so none of them can disagree.
 
 Upstream semantics it follows: the stable and current hashes and the blue-green selectors come from the
 Rollout's status (``replicaset_info.go``'s tags); a ReplicaSet the controller means to scale down carries
@@ -22,12 +24,24 @@ Non-goals: deciding severity or wording of findings, sending anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .objects import as_bool, as_str, atoi, dig, dig_map, opt_int, parse_time, rfc3339, str_map
+from .objects import (
+    as_bool,
+    as_str,
+    atoi,
+    dig,
+    dig_map,
+    dig_str,
+    opt_int,
+    owner_uids,
+    parse_time,
+    rfc3339,
+    str_map,
+)
 
 POD_TEMPLATE_HASH = "rollouts-pod-template-hash"
 REVISION_ANNOTATION = "rollout.argoproj.io/revision"
@@ -133,12 +147,15 @@ def superseded_at(rs: Mapping[str, Any], siblings: Sequence[Mapping[str, Any]]) 
 
 def replica_set_roles(
     rollout: Mapping[str, Any],
-    replica_sets: list[Mapping[str, Any]] | tuple[Mapping[str, Any], ...],
+    replica_sets: Iterable[Mapping[str, Any]],
     now: datetime,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
 ) -> dict[str, Role]:
-    """Role of each ReplicaSet by name."""
-    return {
-        as_str(dig(rs, "metadata", "name")): replica_set_role(rollout, rs, now, grace_seconds, replica_sets)
-        for rs in replica_sets
-    }
+    """The role of each of the rollout's ReplicaSets, by name: of ``replica_sets``, those with an
+    ownerReference to the rollout (as the diagram picks them), each judged against the same siblings.
+    A build computes this once and the diagram, the findings and the action bar all read it; an action
+    computes it again from the objects it acts on."""
+    uid = dig_str(rollout, "metadata", "uid")
+    own = [rs for rs in replica_sets if uid in owner_uids(rs)]
+    roles = (replica_set_role(rollout, rs, now, grace_seconds, own) for rs in own)
+    return {dig_str(rs, "metadata", "name"): role for rs, role in zip(own, roles, strict=True)}

@@ -39,6 +39,7 @@ from dashboard.domain.flagger import routing_object
 from dashboard.domain.kube_events import EventFacts, event_facts
 from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
+from dashboard.domain.rs_roles import Role, replica_set_roles
 from dashboard.jsontext import exact
 from dashboard.kube.fingerprint import inputs_fingerprint, object_name
 
@@ -373,14 +374,20 @@ class RolloutInputs:
     routers: list[Obj] = field(default_factory=list)  # the routing objects it names, each with ``kind``
     autoscalers: list[Obj] = field(default_factory=list)  # the HPAs that target it (or its workloadRef)
 
-    def view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
+    def view(self, *, now: datetime, cluster: str, roles: Mapping[str, Role] | None = None) -> dict[str, Any]:
         """The rollout's view document from these inputs (the domain model; never raises by contract),
-        with which actions apply now (``availableActions``: the rules the action service enforces)."""
-        view = self.domain_view(now=now, cluster=cluster)
-        view["availableActions"] = action_availability(self.rollout, self.replicasets, now)
+        with which actions apply now (``availableActions``: the rules the action service enforces).
+        ``roles``: the ReplicaSets' roles (``replica_set_roles``), computed once here when not given, so
+        the diagram and the action bar read one answer."""
+        if roles is None:
+            roles = replica_set_roles(self.rollout, self.replicasets, now)
+        view = self.domain_view(now=now, cluster=cluster, roles=roles)
+        view["availableActions"] = action_availability(self.rollout, self.replicasets, now, roles)
         return view
 
-    def domain_view(self, *, now: datetime, cluster: str) -> dict[str, Any]:
+    def domain_view(
+        self, *, now: datetime, cluster: str, roles: Mapping[str, Role] | None = None
+    ) -> dict[str, Any]:
         """The domain model's view of these inputs, without the action bar."""
         return build_rollout_view(
             self.rollout,
@@ -393,6 +400,7 @@ class RolloutInputs:
             autoscalers=self.autoscalers,
             now=now,
             cluster=cluster,
+            roles=roles,
         ).to_dict()
 
 

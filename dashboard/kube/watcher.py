@@ -60,6 +60,7 @@ from dashboard.domain.findings.base import SCALE_DOWN_DEADLINE
 from dashboard.domain.flagger import CONTROLLER as FLAGGER
 from dashboard.domain.flagger import canary_view
 from dashboard.domain.observations import Observations, RolloutObjects, observe
+from dashboard.domain.rs_roles import replica_set_roles
 from dashboard.domain.timeline import format_time, timeline_basis, timeline_events
 from dashboard.history.recorder import Recorder
 from dashboard.jsontext import exact
@@ -972,8 +973,12 @@ class Watcher:
 
     def _build(self, uid: str, inputs: RolloutInputs, at: datetime) -> dict[str, Any] | None:
         self.stats.builds += 1
+        thresholds = self.settings.thresholds
         try:
-            view = inputs.view(now=at, cluster=self.cluster)
+            # The ReplicaSets' roles once, for the diagram, the action bar and the findings alike.
+            grace = thresholds.scale_down_grace_seconds
+            roles = replica_set_roles(inputs.rollout, inputs.replicasets, at, grace)
+            view = inputs.view(now=at, cluster=self.cluster, roles=roles)
         except Exception as error:  # the domain promises not to raise; one bad object must not stop us
             self._malformed("Rollout", inputs.rollout, f"building its view failed: {error!r}")
             return None
@@ -998,8 +1003,9 @@ class Watcher:
                 objects=objects,
                 history=self._history.get(uid),
                 now=at,
-                thresholds=self.settings.thresholds,
+                thresholds=thresholds,
                 baselines=self.baselines.get(key),
+                roles=roles,
             )
         except Exception as error:  # as above: the view is still worth publishing without its findings
             self._malformed("Rollout", inputs.rollout, f"diagnosing it failed: {error!r}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dashboard.domain.findings import RolloutObjects, detect_findings
 from dashboard.domain.rs_roles import replica_set_role, replica_set_roles
+from dashboard.kube.cache import RolloutInputs
 from tests.domain.findings.kubesim_runs import run
 
 NOW = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
@@ -19,13 +21,20 @@ def _rollout(**status: Any) -> dict[str, Any]:
     }
 
 
-def _rs(hash_: str, replicas: int = 2, deadline: datetime | None = None) -> dict[str, Any]:
+def _rs(
+    hash_: str,
+    replicas: int = 2,
+    deadline: datetime | None = None,
+    owner: tuple[str, str] = ("Rollout", "u1"),
+) -> dict[str, Any]:
     annotations = {"scale-down-deadline": deadline.isoformat().replace("+00:00", "Z")} if deadline else {}
+    kind, uid = owner
     return {
         "metadata": {
             "name": f"checkout-{hash_}",
             "labels": {"rollouts-pod-template-hash": hash_},
             "annotations": annotations,
+            "ownerReferences": [{"kind": kind, "name": "checkout", "uid": uid, "controller": True}],
         },
         "spec": {"replicas": replicas},
     }
@@ -75,6 +84,39 @@ def test_a_superseded_canary_still_running_after_the_grace_is_orphaned() -> None
     new = _revision(_rs("ccc"), 3, NOW - timedelta(seconds=31))
     role = replica_set_role(_rollout(currentPodHash="ccc"), old, NOW, siblings=[old, new])
     assert role.role == "orphaned" and role.reason == "no scale-down is scheduled"
+
+
+def test_only_the_rollouts_own_replica_sets_have_roles_and_count_as_siblings() -> None:
+    mine = _revision(_rs("bbb"), 2, NOW - timedelta(minutes=5))
+    experiments = _revision(_rs("ddd", owner=("Experiment", "e1")), 3, NOW - timedelta(minutes=5))
+    roles = replica_set_roles(_rollout(currentPodHash="ccc"), [mine, experiments], NOW)
+    assert {name: role.role for name, role in roles.items()} == {"checkout-bbb": "orphaned"}
+    assert roles["checkout-bbb"].reason == "no scale-down is scheduled"  # no newer revision of its own
+
+
+def _one_story(replica_sets: list[dict[str, Any]], now: datetime) -> tuple[str, bool, bool]:
+    """The old canary's role in the diagram, whether the unwedge button applies, and whether the orphan
+    finding is raised: the three places a release manager reads the answer, built as the watcher does."""
+    rollout = _rollout(currentPodHash="ccc")
+    view = RolloutInputs(rollout, replicasets=replica_sets).view(now=now, cluster="c")
+    diagram = {rs["name"]: rs["role"] for r in view["revisions"] for rs in r["replicaSets"]}
+    unwedge = next(b for b in view["availableActions"]["buttons"] if b["name"] == "unwedge")
+    findings = detect_findings(view, objects=RolloutObjects(rollout, replica_sets), now=now)
+    orphan_raised = "orphaned-canary-replicaset" in {f.code for f in findings}
+    return diagram["checkout-bbb"], unwedge["applies"], orphan_raised
+
+
+def test_the_diagram_the_unwedge_button_and_the_finding_tell_one_story() -> None:
+    # An Experiment's ReplicaSet, older than the canary that superseded bbb, is no sibling anywhere: the
+    # action bar once counted it and offered unwedge while the diagram said the controller was on it.
+    replica_sets = [
+        _rs("aaa"),
+        _revision(_rs("bbb"), 2, NOW - timedelta(minutes=5)),
+        _revision(_rs("ccc"), 3, NOW - timedelta(seconds=10)),
+        _revision(_rs("ddd", owner=("Experiment", "e1")), 3, NOW - timedelta(minutes=5)),
+    ]
+    assert _one_story(replica_sets, NOW) == ("scaling-down", False, False)
+    assert _one_story(replica_sets, NOW + timedelta(seconds=30)) == ("orphaned", True, True)
 
 
 def test_a_replica_set_scaled_to_zero_is_old() -> None:

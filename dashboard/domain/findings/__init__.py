@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..observations import EMPTY, Observations, RolloutObjects, observe
+from ..rs_roles import Role
 from ..timeline import FINDING_CLEARED, FINDING_RAISED, format_time
 from . import analysis, autoscaling, gitops, progress, releases, replicasets, traffic
 from .base import CRITICAL, INFO, SEVERITY_ORDER, WARNING, Context, Finding, Thresholds
@@ -84,6 +85,7 @@ def detect_findings(
     pipelines: Mapping[str, str] | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     baselines: Mapping[str, float] | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> list[Finding]:
     """Every finding for the rollout in ``objects``, most severe first.
 
@@ -91,7 +93,8 @@ def detect_findings(
     from the objects so that a view, a dump and a recording agree. ``applications`` defaults to
     ``objects.applications``; ``pipelines`` maps commit SHAs to pipeline states when they are known;
     ``baselines`` maps analysis metric names to the stable version's recent value from Prometheus
-    (``dashboard.metrics.baseline``), which ``stale-analysis-threshold`` then prefers to past runs.
+    (``dashboard.metrics.baseline``), which ``stale-analysis-threshold`` then prefers to past runs;
+    ``roles`` are the ReplicaSets' roles the view was built with (computed here when not given).
     """
     ctx = Context(
         cluster=_cluster_of(view),
@@ -101,6 +104,7 @@ def detect_findings(
         thresholds=thresholds,
         applications=tuple(objects.applications if applications is None else applications),
         pipelines=dict(pipelines or {}),
+        given_roles=roles,
     )
     orphans = replicasets.orphans(ctx)
     found = [

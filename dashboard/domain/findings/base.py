@@ -32,7 +32,7 @@ from ..objects import (
 )
 from ..observations import Observations, RolloutObjects
 from ..phase import rollout_phase
-from ..rs_roles import DEFAULT_GRACE_SECONDS
+from ..rs_roles import DEFAULT_GRACE_SECONDS, Role, replica_set_roles
 
 CRITICAL = "critical"
 WARNING = "warning"
@@ -125,6 +125,7 @@ class Context:
     applications: Sequence[Mapping[str, Any]]
     pipelines: Mapping[str, str]
     status_override: tuple[str, str] | None = field(default=None)
+    given_roles: Mapping[str, Role] | None = field(default=None)  # the build's, when it has them
 
     @cached_property
     def rollout(self) -> Mapping[str, Any]:
@@ -202,6 +203,15 @@ class Context:
             )
         found.sort(key=lambda rs: (-rs.revision, rs.name))
         return found
+
+    @cached_property
+    def roles(self) -> Mapping[str, Role]:
+        """The role of each of the rollout's ReplicaSets by name: the one answer the view shows."""
+        if self.given_roles is not None:
+            return self.given_roles
+        return replica_set_roles(
+            self.rollout, self.objects.replicasets, self.now, self.thresholds.scale_down_grace_seconds
+        )
 
     def replica_set(self, pod_hash: str) -> ReplicaSetFacts | None:
         return next((rs for rs in self.replica_sets if pod_hash and rs.hash == pod_hash), None)

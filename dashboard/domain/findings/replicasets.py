@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..objects import dig_str, owner_uids, parse_time, rfc3339
-from ..rs_roles import ORPHANED, replica_set_role
+from ..objects import parse_time, rfc3339
+from ..rs_roles import ORPHANED
 from .base import CRITICAL, UNWEDGE, Context, Finding, ReplicaSetFacts
 
 CODE = "orphaned-canary-replicaset"
@@ -29,13 +29,9 @@ class Orphan:
 
 def orphans(ctx: Context) -> list[Orphan]:
     """The rollout's ReplicaSets whose role (``rs_roles``, the one rule) is ``orphaned``."""
-    grace = ctx.thresholds.scale_down_grace_seconds
-    raw = {dig_str(rs, "metadata", "name"): rs for rs in ctx.objects.replicasets if ctx.uid in owner_uids(rs)}
-    siblings = list(raw.values())
     found = []
     for rs in ctx.replica_sets:
-        obj = raw.get(rs.name)
-        role = replica_set_role(ctx.rollout, obj, ctx.now, grace, siblings) if obj is not None else None
+        role = ctx.roles.get(rs.name)
         if role is None or role.role != ORPHANED:
             continue
         if rs.deadline is not None:
