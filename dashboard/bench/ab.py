@@ -8,8 +8,13 @@ the machine does to one it does to the other, and the ratio of their CPU times o
 change's. Each round starts both watchers afresh (their cold starts are not measured: the churn begins
 ``warmup`` seconds after both have the fleet on their bus) and writes a churn of its own.
 
+A watcher is ready when its bus's fleet hash holds a row for every rollout: read from Redis, not from its
+log, so that a tree from before the log said so (the code as issue 23 measured it) can be the reference.
+Each round also gives both watchers' cores over the warmup's last ``IDLE_WINDOW`` seconds: a reference
+still busy with its cold start's history when the churn begins would flatter this tree.
+
 Non-goals: latency and memory (``bench`` measures those); trees whose ``manage.py watch`` takes other
-arguments; profiling.
+arguments or whose bus keeps its fleet rows elsewhere; profiling.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import redis
+
 from dashboard.bench.churn import Cluster, churn
-from dashboard.bench.cold import WATCHER_CURRENT
 from dashboard.bench.processes import ROOT, BenchError, Processes, cpu_seconds
 from dashboard.bench.run import (
     create_database,
@@ -41,6 +47,7 @@ from dashboard.bench.run import (
 
 START_TIMEOUT = 300.0  # seconds for the simulator to seed, or a watcher to publish the fleet
 QUIET = 3.0  # seconds without a write: the simulator has settled
+IDLE_WINDOW = 10.0  # the warmup's last seconds, over which each watcher's idle cores are read
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ class Round:
     writes: int  # new images the churn wrote
     seconds: float  # the churn and its settle, over which the CPU was read
     cpu_seconds: tuple[float, float]  # the reference tree's watcher, then this tree's
+    idle_cores: tuple[float, float]  # the same two over the warmup's last seconds, before the churn
 
     @property
     def ratio(self) -> float:
@@ -60,6 +68,8 @@ class Round:
             "seconds": round(self.seconds, 1),
             "reference_cores": round(self.cpu_seconds[0] / self.seconds, 4),
             "this_tree_cores": round(self.cpu_seconds[1] / self.seconds, 4),
+            "reference_idle_cores": round(self.idle_cores[0], 4),
+            "this_tree_idle_cores": round(self.idle_cores[1], 4),
             "ratio": round(self.ratio, 3),
         }
 
@@ -152,9 +162,14 @@ def _round(
                         start_new_session=True,
                     )
                 )
-        _await_current([directory / f"watcher-{number}-{i}.log" for i in range(2)], watchers)
-        time.sleep(warmup)  # the cold start's recording and collections done with
+        logs = [directory / f"watcher-{number}-{i}.log" for i in range(2)]
+        _await_fleet(redis_url, prefixes, cluster.rollouts, logs, watchers)
+        idle = min(IDLE_WINDOW, warmup)
+        time.sleep(warmup - idle)  # the cold start's recording and collections done with
+        quiet = [cpu_seconds(w.pid) for w in watchers]
+        time.sleep(idle)
         before = [cpu_seconds(w.pid) for w in watchers]
+        idle_cores = tuple((b - q) / idle if idle else 0.0 for q, b in zip(quiet, before, strict=True))
         started = time.monotonic()
         written = asyncio.run(churn([cluster], churn_rate, seconds, seed=number + 1))
         time.sleep(QUIET)
@@ -164,7 +179,7 @@ def _round(
                 log = (directory / f"watcher-{number}-{i}.log").read_text(errors="replace")[-2000:]
                 raise BenchError(f"{trees[i]}'s watcher exited during round {number + 1}:\n{log}")
         used = (after[0] - before[0], after[1] - before[1])
-        return Round(len(written.writes), time.monotonic() - started, used)
+        return Round(len(written.writes), time.monotonic() - started, used, (idle_cores[0], idle_cores[1]))
     finally:
         for watcher in watchers:
             _stop(watcher)
@@ -190,15 +205,27 @@ def _start_simulator(processes: Processes, rollouts: int, namespaces: int) -> Cl
     return cluster
 
 
-def _await_current(logs: list[Path], watchers: list[subprocess.Popen[bytes]]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while not all(WATCHER_CURRENT in path.read_text(errors="replace") for path in logs):
-        for path, watcher in zip(logs, watchers, strict=True):
-            if watcher.poll() is not None:
-                raise BenchError(f"a watcher exited before publishing the fleet:\n{path.read_text()[-2000:]}")
-        if time.monotonic() > deadline:
-            raise BenchError(f"the watchers did not publish the fleet within {START_TIMEOUT:.0f}s")
-        time.sleep(0.5)
+def _await_fleet(
+    redis_url: str,
+    prefixes: list[str],
+    rollouts: int,
+    logs: list[Path],
+    watchers: list[subprocess.Popen[bytes]],
+) -> None:
+    """Until each watcher's bus holds a fleet row for every rollout."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while any(client.hlen(f"{prefix}fleet") < rollouts for prefix in prefixes):
+            for path, watcher in zip(logs, watchers, strict=True):
+                if watcher.poll() is not None:
+                    tail = path.read_text(errors="replace")[-2000:]
+                    raise BenchError(f"a watcher exited before publishing the fleet:\n{tail}")
+            if time.monotonic() > deadline:
+                raise BenchError(f"the watchers did not publish the fleet within {START_TIMEOUT:.0f}s")
+            time.sleep(0.5)
+    finally:
+        client.close()
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

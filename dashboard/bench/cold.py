@@ -39,9 +39,9 @@ from typing import Any
 
 import orjson
 
-from dashboard.bench.processes import compile_sources
+from dashboard.bench.processes import compile_sources, cpu_seconds
 from dashboard.bench.truth import bus_rows
-from dashboard.bench.watch import cpu_seconds, process_memory
+from dashboard.bench.watch import process_memory
 
 # What the watcher logs (dashboard.kube.watcher) once a resync's views are all on the bus, and the resync.
 WATCHER_CURRENT = "the fleet is current on the bus"

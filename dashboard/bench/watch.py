@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dashboard.bench.processes import compile_sources
+from dashboard.bench.processes import compile_sources, cpu_seconds
 
 WATCHED = frozenset(
     {
@@ -203,12 +203,6 @@ def _id_pair(stream_id: bytes | str) -> tuple[int, int]:
     text = stream_id.decode() if isinstance(stream_id, bytes) else stream_id
     ms, _, seq = text.partition("-")
     return int(ms), int(seq or 0)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc/PID/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def process_memory(pid: int) -> tuple[float, float]:

@@ -30,8 +30,17 @@ def test_both_watchers_watch_one_churn_and_their_cpu_is_compared() -> None:
     )
     assert done.writes == 6
     assert all(cpu > 0 for cpu in done.cpu_seconds)
+    assert all(cores >= 0 for cores in done.idle_cores)  # read over the warmup, before the churn
     assert math.isfinite(done.ratio) and done.ratio > 0
-    assert set(done.as_dict()) == {"writes", "seconds", "reference_cores", "this_tree_cores", "ratio"}
+    assert set(done.as_dict()) == {
+        "writes",
+        "seconds",
+        "reference_cores",
+        "this_tree_cores",
+        "reference_idle_cores",
+        "this_tree_idle_cores",
+        "ratio",
+    }
 
 
 def test_a_reference_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
