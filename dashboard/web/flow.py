@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from dashboard.domain.findings.releases import RERENDER_RACE
 from dashboard.domain.status_icons import tone_of_icon
+from dashboard.domain.timeline import RELEASE_STARTED
 from dashboard.web.chain import git_node, merge_node, sync_node, view_chain
 from dashboard.web.fleet import status_icon
 from dashboard.web.timefmt import parse_duration, parse_time, short_age
@@ -297,30 +299,48 @@ def pause_ends_at(view: Mapping[str, Any]) -> str | None:
     return (started + duration).isoformat()
 
 
+def _race_change(view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The hash change the open ``rerender-race`` finding of the current release names."""
+    current = view.get("currentPodHash")
+    for finding in view.get("findings") or ():
+        if not isinstance(finding, Mapping) or finding.get("code") != RERENDER_RACE:
+            continue
+        evidence = finding.get("evidence")
+        if not isinstance(evidence, Mapping):
+            continue
+        if current and evidence.get("currentHash") == current:
+            return {
+                "from": evidence.get("previousHash"),
+                "to": current,
+                "at": evidence.get("rerenderAt") or finding.get("since"),
+                "stepFrom": evidence.get("stepBefore"),
+                "stepTo": evidence.get("stepAfter"),
+            }
+    return None
+
+
+def _release_started(events: Sequence[Mapping[str, Any]], current: Any) -> dict[str, Any] | None:
+    """The latest ``release.started`` of the current pod hash that names the hash before it."""
+    for event in reversed(list(events)):
+        before = (event.get("data") or {}).get("previousPodHash")
+        if event.get("kind") == RELEASE_STARTED and event.get("podHash") == current and before:
+            return {"from": before, "to": current, "at": event.get("at"), "stepFrom": None}
+    return None
+
+
 def hash_change(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
     """The current release's pod-hash change, with whether the step index fell back to 0 (re-render race).
 
-    Taken from the view's ``hashChange`` when the domain provides it, else from the latest
-    ``release.rerendered`` / ``release.started`` timeline event of the current pod hash.
+    Taken from the view's ``hashChange`` when it has one (a replayed moment), else from the open
+    ``rerender-race`` finding — so the diagram's red marker stands exactly as long as the finding does
+    (the page keeps only its last timeline events, and a busy release pushed the re-render out of them
+    while the finding stayed) — else from the latest ``release.started`` timeline event of the current
+    pod hash, which is an ordinary release's quiet note, never a reset.
     """
     change = view.get("hashChange")
     current = view.get("currentPodHash")
     if not (isinstance(change, Mapping) and change.get("to")):
-        change = None
-        for event in reversed(list(events)):
-            data = event.get("data") or {}
-            if event.get("podHash") != current or not data.get("previousPodHash"):
-                continue
-            if event.get("kind") in ("release.rerendered", "release.started"):
-                change = {
-                    "from": data.get("previousPodHash"),
-                    "to": current,
-                    "at": event.get("at"),
-                    "stepFrom": data.get("previousStepIndex"),
-                    "stepTo": 0 if event.get("kind") == "release.rerendered" else None,
-                }
-                if event.get("kind") == "release.rerendered":
-                    break
+        change = _race_change(view) or _release_started(events, current)
     if change is None or current == view.get("stableRS"):
         return None  # no change seen, or the release already finished
     step_from, step_to = change.get("stepFrom"), change.get("stepTo")

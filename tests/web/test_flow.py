@@ -64,19 +64,26 @@ def test_the_rollout_node_marks_a_hash_change_with_a_step_reset() -> None:
     assert rollout["big"] == "Step 0/5"
 
 
-def test_the_hash_change_comes_from_timeline_events_when_the_view_has_none() -> None:
+def test_the_step_reset_stands_as_long_as_the_rerender_race_finding_whatever_events_followed() -> None:
+    # The page keeps only its last timeline events: a busy release pushed the re-render out of them while
+    # the critical finding stayed open, and the red marker vanished beside it.
     view = samples.rerender_race()
     del view["hashChange"]
-    events = [
-        {
-            "kind": "release.rerendered",
-            "podHash": "86d4b7c5f9",
-            "at": "2026-11-29T10:02:40.000Z",
-            "data": {"previousPodHash": "5f6b8c9d74", "previousStepIndex": 1},
-        }
-    ]
-    change = hash_change(view, events)
-    assert change is not None and change["reset"] and change["from"] == "5f6b8c9d74"
+    change = hash_change(view, [])
+    assert change is not None and change["reset"]
+    assert (change["from"], change["to"], change["stepFrom"]) == ("5f6b8c9d74", "86d4b7c5f9", 1)
+    assert _nodes(build_flow(view, NOW))["rollout"]["marker"]["text"] == "Hash changed · step 1 → 0"
+
+
+def test_without_the_finding_a_release_is_a_quiet_note_and_never_a_reset() -> None:
+    view = samples.rerender_race() | {"findings": []}
+    del view["hashChange"]
+    at, data = "2026-11-29T10:02:40Z", {"previousPodHash": "5f6b8c9d74", "previousStepIndex": 1}
+    rerendered = {"kind": "release.rerendered", "podHash": "86d4b7c5f9", "at": at, "data": data}
+    started = rerendered | {"kind": "release.started", "data": {"previousPodHash": "5f6b8c9d74"}}
+    assert hash_change(view, [rerendered]) is None
+    change = hash_change(view, [started, rerendered])
+    assert change is not None and not change["reset"] and change["from"] == "5f6b8c9d74"
     assert hash_change(view, []) is None
 
 
