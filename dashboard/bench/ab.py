@@ -169,7 +169,7 @@ def _round(
         quiet = [cpu_seconds(w.pid) for w in watchers]
         time.sleep(idle)
         before = [cpu_seconds(w.pid) for w in watchers]
-        idle_cores = tuple((b - q) / idle if idle else 0.0 for q, b in zip(quiet, before, strict=True))
+        idle_cores = ((before[0] - quiet[0]) / idle, (before[1] - quiet[1]) / idle) if idle else (0.0, 0.0)
         started = time.monotonic()
         written = asyncio.run(churn([cluster], churn_rate, seconds, seed=number + 1))
         time.sleep(QUIET)
@@ -179,7 +179,7 @@ def _round(
                 log = (directory / f"watcher-{number}-{i}.log").read_text(errors="replace")[-2000:]
                 raise BenchError(f"{trees[i]}'s watcher exited during round {number + 1}:\n{log}")
         used = (after[0] - before[0], after[1] - before[1])
-        return Round(len(written.writes), time.monotonic() - started, used, (idle_cores[0], idle_cores[1]))
+        return Round(len(written.writes), time.monotonic() - started, used, idle_cores)
     finally:
         for watcher in watchers:
             _stop(watcher)

@@ -124,7 +124,6 @@ class Context:
     thresholds: Thresholds
     applications: Sequence[Mapping[str, Any]]
     pipelines: Mapping[str, str]
-    status_override: tuple[str, str] | None = field(default=None)
     given_roles: Mapping[str, Role] | None = field(default=None)  # the build's, when it has them
 
     @cached_property
@@ -149,7 +148,7 @@ class Context:
 
     @cached_property
     def phase(self) -> tuple[str, str]:
-        return self.status_override or rollout_phase(self.rollout)
+        return rollout_phase(self.rollout)
 
     @cached_property
     def current_hash(self) -> str:
