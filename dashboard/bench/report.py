@@ -160,13 +160,25 @@ def _machine_cpu(
     }
 
 
-def _memory(samples: list[dict[str, Any]]) -> dict[str, Any]:
+def _memory(samples: list[dict[str, Any]], redis_before_mb: float | None = None) -> dict[str, Any]:
+    """Each process's peak RSS, and Redis's: the whole server's peak ``used_memory`` and, given what the
+    server used before the run began (other databases, an earlier run's leftovers), the run's own part of
+    that peak, which issue 23's target is about."""
     peaks: dict[str, float] = {}
     for sample in samples:
         for name, usage in sample["processes"].items():
             peaks[name] = max(peaks.get(name, 0.0), usage["peak_mb"], usage["rss_mb"])
     redis_values = [s["redis_used_mb"] for s in samples if s.get("redis_used_mb") is not None]
-    return {"peak_rss_mb": peaks, "redis_used_peak_mb": max(redis_values) if redis_values else None}
+    redis_peak = max(redis_values) if redis_values else None
+    run_peak = None
+    if redis_peak is not None and redis_before_mb is not None:
+        run_peak = round(redis_peak - redis_before_mb, 1)
+    return {
+        "peak_rss_mb": peaks,
+        "redis_used_peak_mb": redis_peak,
+        "redis_used_before_mb": redis_before_mb,
+        "redis_run_peak_mb": run_peak,
+    }
 
 
 def _loss(raw: dict[str, Any], reports: list[dict[str, Any]], delays: analysis.Delays) -> dict[str, Any]:
@@ -293,7 +305,7 @@ def figures(config: Any, state: Any, raw: dict[str, Any]) -> dict[str, Any]:
     # Rows of the churn (and of the capacity burst, which came after ``quiet_at``, taken out).
     burst = (raw.get("capacity") or {}).get("updates", 0) * len(reports)
     rows_delivered = max(0, sum(r["rows_received"] for r in reports) - burst)
-    memory = _memory(raw["samples"])
+    memory = _memory(raw["samples"], raw.get("redis_used_before_mb"))
     memory["redis_run_keys_mb"] = raw.get("redis_keys_mb") or {}  # the run's own keys, at the end
     page = raw.get("page", {})
     result: dict[str, Any] = {
@@ -527,6 +539,21 @@ def _below(value: Any, limit: float) -> bool:
     return isinstance(value, int | float) and value < limit
 
 
+def redis_memory_text(memory: dict[str, Any]) -> str:
+    """Redis's peak: the whole server's, what it held before the run, and the run's keys at the end."""
+    keys = round(sum((memory.get("redis_run_keys_mb") or {}).values()), 1)
+    before = memory.get("redis_used_before_mb")
+    if before is None:
+        return (
+            f"Redis used {memory['redis_used_peak_mb']} MB at its peak (the whole server; the run's keys "
+            f"{keys} MB at the end)"
+        )
+    return (
+        f"Redis used {memory['redis_used_peak_mb']} MB at its peak (the whole server, which held {before} MB "
+        f"before the run: the run's own peak {memory['redis_run_peak_mb']} MB; its keys {keys} MB at the end)"
+    )
+
+
 def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any, bool, bool]]:
     """Issue 23's targets: 50,000 rollouts in 5 clusters (the fleet page, filtering, memory), the rollout
     page at 10,000 rollouts, the history page of a rollout with 10,000 releases, a web restart."""
@@ -536,7 +563,8 @@ def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any
     keystroke = ((pages.get("fleet_interaction") or {}).get("keystrokes") or {}).get("median_ms")
     memory = result["memory"]["peak_rss_mb"]
     web = max((v for k, v in memory.items() if k.startswith("web")), default=None)
-    redis_mb = result["memory"]["redis_used_peak_mb"]
+    # The run's own part of Redis's peak where the server's use before the run is known (a shared server).
+    redis_mb = result["memory"].get("redis_run_peak_mb") or result["memory"]["redis_used_peak_mb"]
     rollout = pages.get("rollout") or {}
     rollout_byte = (rollout.get("first_byte") or {}).get("median_ms")
     rollout_render = (rollout.get("browser") or {}).get("first_render_ms")
@@ -572,7 +600,7 @@ def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any
         ),
         ("web server peak RSS (MB)", "< 500", web, _below(web, TARGETS["web_rss_mb"]), fleet_scale),
         (
-            "Redis used memory peak (MB)",
+            "Redis used memory peak, the run's own (MB)",
             "< 1024",
             redis_mb,
             _below(redis_mb, TARGETS["redis_used_mb"]),
@@ -698,8 +726,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"{page.get('rows', {}).get('median_ms')} ms; first render {first_render_text(page)}",
         "memory (peak RSS MB): "
         + ", ".join(f"{k} {v}" for k, v in result["memory"]["peak_rss_mb"].items())
-        + f"; Redis used {result['memory']['redis_used_peak_mb']} MB (the whole server; the run's keys "
-        + f"{round(sum((result['memory'].get('redis_run_keys_mb') or {}).values()), 1)} MB at the end)",
+        + f"; {redis_memory_text(result['memory'])}",
         "CPU cores during churn: "
         + ", ".join(f"{k} {v}" for k, v in result["cpu_cores_during_churn"].items()),
         machine_cpu_text(result.get("machine_cpu_during_churn") or {}),

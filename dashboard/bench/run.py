@@ -151,6 +151,7 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         config.profile_dir.mkdir(parents=True, exist_ok=True)
     raw: dict[str, Any] = {}
     try:
+        redis_before_mb = _redis_used_mb(config)  # the server may hold others' data: the run's is the rest
         _database(config, state, log)
         env = _env(config, state)
         _start_clusters(config, state, processes, env, log)
@@ -160,6 +161,7 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] = print) -> dict[s
         state.session_cookie = asyncio.run(_session_cookie(state.servers[0], password))
         _start_clients(config, state, processes, log)
         raw = asyncio.run(_measure(config, state, processes, log))
+        raw["redis_used_before_mb"] = redis_before_mb
         raw["page"] = _page_speed(config, state, log)
         raw["pages"] = _other_pages(config, state, log)
         raw["capacity"] = asyncio.run(_delivery_capacity(config, state, processes, log))
@@ -884,6 +886,17 @@ def _bus_rows(config: BenchConfig, state: RunState) -> dict[str, str]:
     import redis
 
     return bus_rows(redis.Redis.from_url(config.redis_url), state.prefix)
+
+
+def _redis_used_mb(config: BenchConfig) -> float:
+    """Redis's ``used_memory`` now (the whole server's), in MB as the monitor samples it."""
+    import redis
+
+    try:
+        used = redis.Redis.from_url(config.redis_url, socket_timeout=10).info("memory")["used_memory"]
+    except redis.RedisError as error:
+        raise BenchError(f"Redis at REDIS_URL did not answer: {error}") from None
+    return round(int(used) / 2**20, 1)
 
 
 def _redis_keys_mb(config: BenchConfig, state: RunState) -> dict[str, float]:

@@ -185,3 +185,35 @@ def test_the_summary_names_each_moment_a_watchers_peak_was_read_at() -> None:
         "the fleet was on the bus 230.1, the churn began 230.2, it was told to stop 242.0, "
         "it stopped (its handoff saved) 247.0, its restart was current 229.5"
     )
+
+
+def test_redis_memory_counts_only_what_the_run_added_to_a_server_that_held_data_before() -> None:
+    from types import SimpleNamespace
+
+    from dashboard.bench.report import _memory, _targets_23, redis_memory_text
+
+    samples = [
+        {"t": 0.0, "processes": {}, "redis_used_mb": 560.0},
+        {"t": 1.0, "processes": {}, "redis_used_mb": 1125.3},  # another database's 540 MB besides
+    ]
+    memory = _memory(samples, redis_before_mb=541.4)
+    assert memory["redis_used_peak_mb"] == 1125.3
+    assert memory["redis_run_peak_mb"] == 583.9
+    memory["redis_run_keys_mb"] = {"snap": 400.0, "stream": 175.2}
+    assert redis_memory_text(memory) == (
+        "Redis used 1125.3 MB at its peak (the whole server, which held 541.4 MB before the run: the run's "
+        "own peak 583.9 MB; its keys 575.2 MB at the end)"
+    )
+    config = SimpleNamespace(rollouts=50_000, clients=200, seconds=60)
+    cost = {"watcher_cpu_ms_per_change": 0.3}
+    result = {"scale_out": {"clusters": 5}, "memory": memory, "watcher_cost": cost}
+    targets = {row[0]: row[1:] for row in _targets_23(config, result)}
+    assert targets["Redis used memory peak, the run's own (MB)"] == ("< 1024", 583.9, True, True)
+
+
+def test_redis_memory_without_a_reading_before_the_run_is_the_whole_servers() -> None:
+    from dashboard.bench.report import _memory, redis_memory_text
+
+    memory = _memory([{"t": 0.0, "processes": {}, "redis_used_mb": 700.0}])
+    assert memory["redis_run_peak_mb"] is None
+    assert redis_memory_text(memory).startswith("Redis used 700.0 MB at its peak (the whole server;")
