@@ -31,7 +31,8 @@ listed once, so a half-filled cache never reaches a page. Redis unreachable is l
 every ``bus_log_seconds`` while it lasts, and counted (``bus_errors``).
 
 Every few seconds the leader also writes the cluster's freshness report to the bus (``cluster_report``:
-when each watch last saw the API server, which watches fail and why; ``dashboard.live.freshness``).
+when each watch last saw the API server, which watches fail and why, and whether the bus holds the
+current fleet yet or how many rollouts it is behind; ``dashboard.live.freshness``).
 
 ``replay`` feeds a recording through the same pipeline. Non-goals: the watch protocol itself
 (``watch.py``), deciding anything about rollouts (``dashboard.domain``).
@@ -445,6 +446,12 @@ class Watcher:
             "reportedAt": time.time(),
             "startedAt": self._started_at,
             "ready": self._ready.is_set(),
+            # Whether the bus holds this cluster's current fleet: not until every kind is listed, the
+            # resync has run and each rollout it found changed has been built (a cold start, a Redis that
+            # lost its data); until then ``behind`` of its ``rollouts`` are missing or out of date there.
+            "current": self._ready.is_set() and not self._resync_pending and not self._stale,
+            "rollouts": self.cache.root_count(),
+            "behind": len(self._stale) if self._ready.is_set() and not self._resync_pending else None,
             "watches": [
                 {
                     "watch": kind if namespace is None else f"{kind} in {namespace}",
@@ -1086,8 +1093,6 @@ class Watcher:
         self._resync_pending = False
         self.stats.resyncs += 1
         current = {f"{self.cluster}/{ns}/{name}": uid for uid, (ns, name) in self.cache.root_names().items()}
-        for key in held - current.keys():
-            await self.bus.remove(key)
         self._records.clear()
         self._held_unread.clear()
         stale = []
@@ -1117,6 +1122,10 @@ class Watcher:
         self._stale, self._stale_count = set(stale), len(stale)
         self._resynced_at = time.monotonic()
         self._mark(stale)
+        # Only now (a removal awaits the bus): the cluster's report must not find the resync done and
+        # nothing stale in between, and call the fleet current.
+        for key in held - current.keys():
+            await self.bus.remove(key)
         log.info("%s: resynced (%d held, %d current: %d kept as built, %d to build)", self.cluster, len(held),
                  len(current), len(current) - len(stale), len(stale))
         if not stale:

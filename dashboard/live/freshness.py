@@ -7,6 +7,11 @@ watch the server ended normally) and whether its last attempt failed, with the e
 one of its watches has seen nothing for that long; it is **failing** when a watch has been failing for
 more than ``FAILING_GRACE`` seconds (a single dropped stream that reconnects at once is not news).
 
+A fresh cluster may still be **loading**: its watcher is listing it (for at most ``stale_after``; then it
+is stale), or has listed it and is publishing the rollouts the bus does not hold as they are now (a cold
+start, a Redis that lost its data). Until it is done some of the cluster's rollouts are missing from the
+pages or out of date, and the pages say so, with how many.
+
 The watcher asks for watch bookmarks, and the watch is reconnected after ``silence_timeout`` (90 s), so
 a healthy but quiet cluster is seen at least every ~90 s: the default ``LIVE_STALE_AFTER_SECONDS`` of 120
 never flags one.
@@ -33,6 +38,10 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def cluster_freshness(report: Mapping[str, Any], *, now: float, stale_after: float) -> dict[str, Any]:
     """One cluster's freshness from its watcher's report (``now`` in epoch seconds)."""
     reported = _number(report.get("reportedAt"))
@@ -48,12 +57,14 @@ def cluster_freshness(report: Mapping[str, Any], *, now: float, stale_after: flo
         for w in watches
         if (since := _number(w.get("failingSince"))) is not None and now - since > FAILING_GRACE
     ]
-    stale, stale_since, reason = True, None, ""
+    stale, stale_since, reason, loading, loading_since = True, None, "", False, None
+    rollouts, behind = _count(report.get("rollouts")), _count(report.get("behind"))
     if reported is None or now - reported > stale_after:
         stale_since, reason = reported, "its watcher has not reported"
     elif not report.get("ready"):
         started = _number(report.get("startedAt"))
         stale = started is None or now - started > stale_after
+        loading, loading_since = not stale, started
         stale_since, reason = started, "its watcher has not finished listing"
     elif last_seen is None or now - last_seen > stale_after:
         never = [w for w, s in zip(watches, seen, strict=True) if s is None]
@@ -63,12 +74,22 @@ def cluster_freshness(report: Mapping[str, Any], *, now: float, stale_after: flo
         reason = "nothing seen from its API server"
     else:
         stale = False
-        if failing:
+        # (A report without ``current`` comes from a watcher that did not say: nothing is claimed.)
+        if report.get("current") is False:
+            loading = True
+            reason = "its watcher is publishing the fleet"
+            if rollouts is not None and behind is not None:
+                reason += f": {max(0, rollouts - behind):,} of {rollouts:,} rollouts current"
+        elif failing:
             reason = "a watch is failing"
     return {
         "cluster": str(report.get("cluster") or ""),
         "stale": stale,
-        "staleSince": _iso(stale_since),
+        "loading": loading,
+        "loadingSince": _iso(loading_since),
+        "rollouts": rollouts,
+        "behind": behind if loading else 0,
+        "staleSince": _iso(stale_since if stale else None),
         "failing": failing,
         "reason": reason,
         "lastSeenAt": _iso(last_seen),

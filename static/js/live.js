@@ -2,14 +2,15 @@
 // backoff; closes while the tab is hidden and resumes when it is shown again.
 //
 // The "Live" dot is green only while all three hold: this page's websocket is open, the server reaches
-// Redis (the live bus), and no cluster's data is stale. /api/v1/live-status (polled every 10 s) says the
-// last two; the banner under the top bar says what is wrong and since when ("stale since …" per
-// cluster). Everything shown is text (textContent), never HTML from the server.
+// Redis (the live bus), and every cluster's data is fresh and loaded. /api/v1/live-status (polled every
+// 10 s, every 2 s while a cluster loads) says the last two; the banner under the top bar says what is
+// wrong and since when ("stale since …" per cluster, or "loading" with how many rollouts are current). Everything shown is text (textContent), never HTML from the server.
 (function () {
   "use strict";
 
   var STATUS_URL = "/api/v1/live-status";
   var POLL_MS = 10000;
+  var LOADING_POLL_MS = 2000;  // while a cluster's watcher publishes its fleet, its count moves by the second
   var RESTART_RETRY_MS = 30000;  // how long a page retries quickly after the server said it restarts
 
   function clock(iso) {
@@ -30,7 +31,14 @@
       if (c.stale) {
         var why = c.reason + (c.failing && c.failing.length ? " (" + c.failing[0].error + ")" : "");
         lines.push({ level: "stale", text: "Cluster " + c.cluster + ": stale since " + clock(c.staleSince) + " — " + why + "." });
-      } else if (c.failing && c.failing.length) {
+        return;
+      }
+      if (c.loading) {
+        lines.push({ level: "loading", text: "Cluster " + c.cluster + ": loading" +
+          (c.loadingSince ? " since " + clock(c.loadingSince) : "") + " — " + c.reason +
+          ". Until it is done some of its rollouts are missing here or out of date." });
+      }
+      if (c.failing && c.failing.length) {
         lines.push({ level: "failing", text: "Cluster " + c.cluster + ": watch " + c.failing[0].watch +
           " failing since " + clock(c.failing[0].since) + " — " + c.failing[0].error });
       }
@@ -53,6 +61,7 @@
       else if (server === "unreachable") { state = "down"; text = "Server unreachable"; }
       else if (lines.some(function (l) { return l.level === "down"; })) { state = "down"; text = "Live updates down"; }
       else if (lines.some(function (l) { return l.level === "stale"; })) { state = "stale"; text = "Stale data"; }
+      else if (lines.some(function (l) { return l.level === "loading"; })) { state = "loading"; text = "Loading…"; }
       else { state = "live"; text = updatedAt ? "Live · updated " + updatedAt : "Live"; }
       if (status) {
         status.hidden = false;
@@ -80,7 +89,10 @@
         .then(function (r) { return r.ok ? r.json() : null; })
         .then(function (body) { server = body || server; render(); })
         .catch(function () { server = "unreachable"; render(); })
-        .then(function () { poller = setTimeout(poll, POLL_MS); });
+        .then(function () {
+          var loading = server && server.clusters && server.clusters.some(function (c) { return c.loading; });
+          poller = setTimeout(poll, loading ? LOADING_POLL_MS : POLL_MS);
+        });
     }
 
     function open() {

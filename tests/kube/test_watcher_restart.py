@@ -4,6 +4,7 @@ with the timeline diff the watcher that never stopped would have written."""
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from dashboard.kube.fingerprint import Built
 from dashboard.kube.watcher import PipelineSettings, Watcher, comparable
 from dashboard.live.bus import MemoryBus
+from dashboard.live.freshness import cluster_freshness
 from dashboard.live.lease import MemoryLease
 from tests.domain.findings.builders import rollout
 
@@ -165,3 +167,30 @@ async def test_a_resync_while_running_builds_everything_again_so_no_pending_chan
     await watcher.flush()
     assert watcher.stats.builds == builds + 3
     assert watcher.stats.kept == 0
+
+
+async def test_the_clusters_report_says_loading_until_every_rollout_to_build_is_published() -> None:
+    bus = new_bus()
+    await running(bus, FLEET)
+    away = [FLEET[0], named("b", 21, currentStepIndex=0), named("c", 31, phase="Paused")]
+    watcher = Watcher("prod", bus=bus, lease=MemoryLease(), settings=SETTINGS)
+
+    def freshness() -> dict[str, Any]:
+        return cluster_freshness(watcher.cluster_report(), now=time.time(), stale_after=60)
+
+    listing = freshness()
+    assert listing["loading"] and not listing["stale"]
+    assert listing["reason"] == "its watcher has not finished listing"
+    for kind in watcher.kinds:
+        if not kind.scoped:
+            watcher.listed(kind.name, None, away if kind.name == "Rollout" else [])
+            watcher.seen(kind.name, None)  # (what the watch loop tells it after a list)
+    await watcher.renew_once()  # the lease: a resync is due, nothing is known yet
+    assert watcher.cluster_report()["current"] is False and freshness()["loading"]
+    await watcher._resync()  # what the first flush does first: two of the three changed while it was away
+    publishing = freshness()
+    assert publishing["loading"] and (publishing["rollouts"], publishing["behind"]) == (3, 2)
+    assert publishing["reason"] == "its watcher is publishing the fleet: 1 of 3 rollouts current"
+    await watcher.flush()
+    done = freshness()
+    assert not done["loading"] and done["behind"] == 0 and done["reason"] == ""

@@ -59,3 +59,26 @@ def test_garbage_in_a_report_is_stale_not_an_error() -> None:
     assert cluster_freshness({"watches": "x", "reportedAt": "soon"}, now=NOW, stale_after=60)["stale"] is True
     fleet = fleet_freshness({"b": report(), "a": report()}, now=NOW, stale_after=60)
     assert [f["cluster"] for f in fleet] == ["a", "b"]
+
+
+def test_a_watcher_still_listing_is_loading_since_it_started() -> None:
+    listing = cluster_freshness(report(ready=False, startedAt=NOW - 5, watches=[]), now=NOW, stale_after=60)
+    assert listing["loading"] and listing["loadingSince"] == iso(NOW - 5) and listing["staleSince"] is None
+    assert listing["reason"] == "its watcher has not finished listing"
+
+
+def test_a_watcher_publishing_the_fleet_is_loading_and_says_how_many_rollouts_are_current() -> None:
+    behind = report(current=False, rollouts=10_000, behind=5_988)
+    publishing = cluster_freshness(behind, now=NOW, stale_after=60)
+    assert publishing["loading"] and not publishing["stale"] and publishing["behind"] == 5_988
+    assert publishing["reason"] == "its watcher is publishing the fleet: 4,012 of 10,000 rollouts current"
+    before_its_resync = cluster_freshness(report(current=False, rollouts=10_000), now=NOW, stale_after=60)
+    assert before_its_resync["reason"] == "its watcher is publishing the fleet"
+
+
+def test_a_current_fleet_and_a_report_that_does_not_say_are_not_loading() -> None:
+    current = report(current=True, rollouts=3, behind=0)
+    assert cluster_freshness(current, now=NOW, stale_after=60)["loading"] is False
+    assert cluster_freshness(report(), now=NOW, stale_after=60)["loading"] is False
+    garbage = cluster_freshness(report(current=False, rollouts="many", behind=-1), now=NOW, stale_after=60)
+    assert garbage["loading"] and garbage["rollouts"] is None and garbage["behind"] is None

@@ -71,3 +71,25 @@ def test_the_dot_turns_red_while_the_server_cannot_reach_redis(page: Any) -> Non
     page.wait_for_function("document.getElementById('live-status').dataset.state === 'down'")
     assert "Live updates are down since" in page.inner_text("#live-banner")
     assert page.inner_text("#live-status") == "Live updates down"
+
+
+def test_a_cluster_whose_watcher_is_publishing_its_fleet_reads_loading_with_the_count_until_it_is_done(
+    page: Any, redis_prefix: str  # noqa: F811
+) -> None:
+    publishing = {**report("prod", seen_ago=1), "current": False, "rollouts": 10_000, "behind": 5_988}
+    put_reports(redis_prefix, {"prod": publishing, "staging": report("staging", seen_ago=5)})
+    page.reload()
+    page.wait_for_function("document.getElementById('live-status').dataset.state === 'loading'")
+    banner = page.inner_text("#live-banner")
+    said = "Cluster prod: loading — its watcher is publishing the fleet: 4,012 of 10,000 rollouts current"
+    assert said in banner
+    assert "some of its rollouts are missing here or out of date" in banner and "staging" not in banner
+    assert page.inner_text("#live-status") == "Loading…"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "live-loading.png"))
+
+    # The page asks again within seconds while a cluster loads, and goes green once the fleet is current.
+    put_reports(redis_prefix, {"prod": {**publishing, "current": True, "behind": 0},
+                               "staging": report("staging", seen_ago=5)})
+    page.wait_for_function("document.getElementById('live-status').dataset.state === 'live'", timeout=6000)
+    assert page.is_hidden("#live-banner")
