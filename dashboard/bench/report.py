@@ -564,7 +564,9 @@ def _targets_23(config: Any, result: dict[str, Any]) -> list[tuple[str, str, Any
     memory = result["memory"]["peak_rss_mb"]
     web = max((v for k, v in memory.items() if k.startswith("web")), default=None)
     # The run's own part of Redis's peak where the server's use before the run is known (a shared server).
-    redis_mb = result["memory"].get("redis_run_peak_mb") or result["memory"]["redis_used_peak_mb"]
+    redis_mb = result["memory"].get("redis_run_peak_mb")
+    if redis_mb is None:
+        redis_mb = result["memory"]["redis_used_peak_mb"]
     rollout = pages.get("rollout") or {}
     rollout_byte = (rollout.get("first_byte") or {}).get("median_ms")
     rollout_render = (rollout.get("browser") or {}).get("first_render_ms")

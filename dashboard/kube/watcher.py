@@ -441,6 +441,7 @@ class Watcher:
     def cluster_report(self) -> dict[str, Any]:
         """This cluster's freshness as the bus carries it (see ``dashboard.live.freshness``)."""
         WATCH_FAILING.labels(self.cluster).set(sum(1 for h in self._health.values() if h.failing_since))
+        resynced = self._ready.is_set() and not self._resync_pending  # (``_stale`` is the resync's)
         return {
             "cluster": self.cluster,
             "reportedAt": time.time(),
@@ -449,9 +450,9 @@ class Watcher:
             # Whether the bus holds this cluster's current fleet: not until every kind is listed, the
             # resync has run and each rollout it found changed has been built (a cold start, a Redis that
             # lost its data); until then ``behind`` of its ``rollouts`` are missing or out of date there.
-            "current": self._ready.is_set() and not self._resync_pending and not self._stale,
+            "current": resynced and not self._stale,
             "rollouts": self.cache.root_count(),
-            "behind": len(self._stale) if self._ready.is_set() and not self._resync_pending else None,
+            "behind": len(self._stale) if resynced else None,
             "watches": [
                 {
                     "watch": kind if namespace is None else f"{kind} in {namespace}",
