@@ -288,6 +288,7 @@ class Watcher:
         self._stale: set[str] = set()  # rollouts a resync found changed, until each has been built
         self._stale_count = 0
         self._resynced_at = 0.0  # monotonic
+        self._reported_turn: tuple[bool, bool] | None = None  # see ``_report_if_turned``
         self._publish_tokens: dict[str, tuple[float, float]] = {}  # uid → (tokens, when counted)
         self._synced: set[tuple[str, str | None]] = set()
         self._ready = asyncio.Event()
@@ -441,7 +442,7 @@ class Watcher:
     def cluster_report(self) -> dict[str, Any]:
         """This cluster's freshness as the bus carries it (see ``dashboard.live.freshness``)."""
         WATCH_FAILING.labels(self.cluster).set(sum(1 for h in self._health.values() if h.failing_since))
-        resynced = self._ready.is_set() and not self._resync_pending  # (``_stale`` is the resync's)
+        resynced = self._resynced()
         return {
             "cluster": self.cluster,
             "reportedAt": time.time(),
@@ -463,6 +464,11 @@ class Watcher:
                 for (kind, namespace), health in sorted(self._health.items(), key=lambda i: str(i[0]))
             ],
         }
+
+    def _resynced(self) -> bool:
+        """Whether the last resync ran (after the initial lists) and none is pending: only then does
+        ``_stale`` say which rollouts the bus does not hold as they are."""
+        return self._ready.is_set() and not self._resync_pending
 
     def unavailable(self, kind: str, namespace: str | None) -> None:
         self._health.pop((kind, namespace), None)  # not served: nothing to be fresh about
@@ -825,6 +831,7 @@ class Watcher:
     async def _flush_due(self, force: bool) -> None:
         if self._resync_pending:
             await self._resync()
+            await self._report_if_turned()
         now = time.monotonic()
         due: list[str] = list(self._dirty) if force else []
         next_due: float | None = None
@@ -840,6 +847,7 @@ class Watcher:
             if self._settling(uid, now):
                 break
         await self._publish_in_order(due)
+        await self._report_if_turned()
         if next_due is not None:
             loop = asyncio.get_running_loop()
             delay = max(0.001, next_due - now)  # (uvloop's timers count whole milliseconds: no spinning)
@@ -848,6 +856,17 @@ class Watcher:
                     self._timer.cancel()
                 self._timer = loop.call_later(delay, self._timer_fired)
                 self._timer_at = time.monotonic() + delay
+
+    async def _report_if_turned(self) -> None:
+        """Write the cluster's report at once when the bus has just stopped or started holding its current
+        fleet (a resync found rollouts to build; the last of them is published), instead of at the next
+        lease renewal: the pages' "loading" banner starts and ends with the truth, not up to
+        ``renew_seconds`` after it."""
+        resynced = self._resynced()
+        turned = (resynced, resynced and not self._stale)
+        if turned != self._reported_turn:  # (a tuple compared per flush; the report itself is ~100 dicts)
+            await self.bus.report_cluster(self.cluster, self.cluster_report())
+            self._reported_turn = turned
 
     async def _publish_in_order(self, due: list[str]) -> None:
         """Build and publish ``due`` batch by batch, each publish awaited before the next batch is built.

@@ -191,6 +191,9 @@ async def test_the_clusters_report_says_loading_until_every_rollout_to_build_is_
     publishing = freshness()
     assert publishing["loading"] and (publishing["rollouts"], publishing["behind"]) == (3, 2)
     assert publishing["reason"] == "its watcher is publishing the fleet: 1 of 3 rollouts current"
+    assert (await bus.cluster_reports())["prod"]["current"] is False  # as the lease's renewal wrote it
     await watcher.flush()
     done = freshness()
     assert not done["loading"] and done["behind"] == 0 and done["reason"] == ""
+    # The flush that published the last of them told the pages at once, not at the next renewal.
+    assert (await bus.cluster_reports())["prod"]["current"] is True
