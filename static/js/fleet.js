@@ -521,9 +521,15 @@
   setInterval(function () { if (!document.hidden) loadAwaiting(); }, 10000);
 
   bindFilters();
+  var emptyText = document.getElementById("fleet-empty").textContent;
   var live = Live.connect("/ws/fleet/", {
     snapshot: function (message) { loadSnapshot(message.fields ? fromCompact(message.fields, message.rows) : message.rows); },
     update: function (message) { apply(message.rows || [], message.removed || []); },
+    // An empty table while a cluster loads is not "nothing matches": the banner above says how far it is.
+    status: function (state) {
+      document.getElementById("fleet-empty").textContent = state === "loading"
+        ? "No rollouts to show yet: a cluster is still loading (see above)." : emptyText;
+    },
   });
   // The rows document was requested by the shell's preload; this fetch is served from that response.
   // (Same credentials mode as the preload's crossorigin="use-credentials", or the browser fetches twice.)

@@ -85,6 +85,7 @@ def test_a_cluster_whose_watcher_is_publishing_its_fleet_reads_loading_with_the_
     assert said in banner
     assert "some of its rollouts are missing here or out of date" in banner and "staging" not in banner
     assert page.inner_text("#live-status") == "Loading…"
+    assert page.inner_text("#fleet-empty") == "No rollouts to show yet: a cluster is still loading (see above)."
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "live-loading.png"))
 
@@ -93,3 +94,4 @@ def test_a_cluster_whose_watcher_is_publishing_its_fleet_reads_loading_with_the_
                                "staging": report("staging", seen_ago=5)})
     page.wait_for_function("document.getElementById('live-status').dataset.state === 'live'", timeout=6000)
     assert page.is_hidden("#live-banner")
+    assert page.inner_text("#fleet-empty") == "No rollouts match these filters."
