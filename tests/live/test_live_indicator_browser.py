@@ -85,7 +85,8 @@ def test_a_cluster_whose_watcher_is_publishing_its_fleet_reads_loading_with_the_
     assert said in banner
     assert "some of its rollouts are missing here or out of date" in banner and "staging" not in banner
     assert page.inner_text("#live-status") == "Loading…"
-    assert page.inner_text("#fleet-empty") == "No rollouts to show yet: a cluster is still loading (see above)."
+    loading_table = "No rollouts to show yet: a cluster is still loading (see above)."
+    assert page.inner_text("#fleet-empty") == loading_table
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "live-loading.png"))
 
