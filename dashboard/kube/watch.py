@@ -336,8 +336,10 @@ def _handle_event(
             raise Gone()
         message = obj.get("message") if isinstance(obj, Mapping) else obj
         raise ApiError(int(code) if isinstance(code, int) else 500, f"watch error: {message}")
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    new_version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    # ``type(…) is dict`` first: every event passes here, and ``isinstance`` against the Mapping ABC
+    # is a Python-level call each time.
+    meta = obj.get("metadata") if type(obj) is dict or isinstance(obj, Mapping) else None
+    new_version = meta.get("resourceVersion") if type(meta) is dict or isinstance(meta, Mapping) else None
     if isinstance(new_version, str) and new_version:
         version = new_version
     if event_type in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict):

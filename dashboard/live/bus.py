@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import threading
@@ -226,6 +227,87 @@ return ids
 """
 
 
+PUBLISH_SHA = hashlib.sha1(PUBLISH_SCRIPT.encode()).hexdigest()
+
+
+def _redis_errors() -> Any:
+    import redis.exceptions
+
+    return redis.exceptions
+
+
+class _Line:
+    """One connection of a client's pool kept for one caller (the watcher's publisher), its commands one
+    at a time, packed with hiredis and each sent and answered within ``SOCKET_TIMEOUT``.
+
+    Why not the client's ``execute_command``: for each command redis-py takes a connection from the pool
+    and gives it back, packs each argument in Python and, with a socket timeout set, wraps the write in
+    ``asyncio.wait_for``, a task of its own on Python 3.11. A publish cost its caller ~190 µs of CPU that
+    way, ~95 µs here (``docs/benchmarks.md``, "Twenty-second session"), and the watcher publishes ~40
+    times a second. The connection is still redis-py's: the URL's TLS, credentials and database apply.
+
+    A command that fails on its connection (refused, reset, timed out, cancelled) leaves it closed, with
+    the reply possibly unread: the next command connects afresh. One that never reached the server (its
+    connection found closed when writing) is sent once more on a new connection; a command that may
+    have reached it is not, since it may have run (a stream entry twice). An error reply
+    (``ResponseError``) leaves the connection in order and is raised."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._connection: Any = None
+
+    async def call(self, command: Sequence[Any]) -> Any:
+        import hiredis
+
+        packed = hiredis.pack_command(tuple(command))
+        errors = _redis_errors()
+        for attempt in (1, 2):
+            connection = await self._connected()
+            sent = False
+            try:
+                async with asyncio.timeout(SOCKET_TIMEOUT):
+                    await connection.send_packed_command(packed, check_health=False)
+                    sent = True
+                    return await connection.read_response()
+            except errors.ResponseError:
+                raise
+            except TimeoutError:
+                await connection.disconnect(nowait=True)
+                raise errors.TimeoutError(f"no answer from Redis within {SOCKET_TIMEOUT:g} s") from None
+            except errors.ConnectionError:
+                await connection.disconnect(nowait=True)
+                if sent or attempt == 2:
+                    raise
+            except BaseException:  # cancelled: the reply, if any, would answer the next command
+                await connection.disconnect(nowait=True)
+                raise
+        raise AssertionError("unreachable")
+
+    async def _connected(self) -> Any:
+        """The kept connection, checked as the pool checks one it hands out: closed by the server (a
+        restart, its idle timeout) or holding bytes nobody asked for, it is closed here, and the write
+        opens it again. (No I/O: it reads what the event loop already received.)"""
+        connection = self._connection
+        if connection is None:
+            connection = await self._client.connection_pool.get_connection()
+            # The whole command has its timeout above; one set here is a task per write (see the class).
+            connection.socket_timeout = None
+            self._connection = connection
+        elif connection.is_connected:
+            try:
+                unasked = await connection.can_read()
+            except _redis_errors().ConnectionError:
+                unasked = True
+            if unasked:
+                await connection.disconnect(nowait=True)
+        return connection
+
+    async def close(self) -> None:
+        if self._connection is not None:
+            await self._connection.disconnect()
+            self._connection = None
+
+
 class RedisBus:
     """Snapshots in a hash, fleet rows in a hash, updates in a capped stream — all under one prefix."""
 
@@ -241,7 +323,8 @@ class RedisBus:
         self.epoch_key = f"{prefix}epoch"
         # redis.asyncio clients belong to one event loop; keep one per loop.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-        self._publish_script: Any = None  # PUBLISH_SCRIPT as redis-py runs it (EVALSHA, loaded when missing)
+        # The publisher's own connection, per event loop like the clients (``_Line``).
+        self._lines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Line] = weakref.WeakKeyDictionary()
 
     def _redis(self) -> Any:
         import redis.asyncio as aioredis
@@ -256,7 +339,11 @@ class RedisBus:
         return client
 
     async def close(self) -> None:
-        client = self._clients.pop(asyncio.get_running_loop(), None)
+        loop = asyncio.get_running_loop()
+        line = self._lines.pop(loop, None)
+        if line is not None:
+            await line.close()
+        client = self._clients.pop(loop, None)
         if client is not None:
             await client.aclose()
 
@@ -278,12 +365,15 @@ class RedisBus:
             args += (view_key(view), text, _dumps(fleet_row(view)), _dumps(list(events)))
         for key, record in (built or {}).items():
             args += (key, record)
+        keys = (self.snap_key, self.fleet_key, self.stream_key, self.built_key)
         with _talking_to_redis("publishing to Redis"):
-            keys = [self.snap_key, self.fleet_key, self.stream_key, self.built_key]
-            client = self._redis()
-            if self._publish_script is None:
-                self._publish_script = client.register_script(PUBLISH_SCRIPT)
-            ids = await self._publish_script(keys=keys, args=args, client=client)
+            line = self._lines.get(asyncio.get_running_loop())
+            if line is None:
+                line = self._lines[asyncio.get_running_loop()] = _Line(self._redis())
+            try:
+                ids = await line.call(("EVALSHA", PUBLISH_SHA, len(keys), *keys, *args))
+            except _redis_errors().NoScriptError:  # a restarted or flushed Redis: the script goes along once
+                ids = await line.call(("EVAL", PUBLISH_SCRIPT, len(keys), *keys, *args))
         return [_text(stream_id) for stream_id in ids]
 
     async def remove(self, key: str) -> str:
