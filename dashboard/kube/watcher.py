@@ -138,33 +138,17 @@ def encoded(view: Mapping[str, Any]) -> tuple[bytes, bytes]:
 
 
 _DIGEST_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
-_VOLATILE_NEEDLES = tuple(b'"' + key.encode() + b'":' for key in sorted(VOLATILE_KEYS))
-_SCALAR = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|null|true|false|\{\}|\[\]')
+_VOLATILE_TEXT = re.compile(
+    rb'"(?:' + b"|".join(re.escape(k.encode()) for k in sorted(VOLATILE_KEYS)) + rb')":'
+    rb'(?:"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|null|true|false|\{\}|\[\])'
+)
 
 
 def without_volatile(text: bytes) -> bytes:
-    """``text`` with every ``"key":value`` of a volatile key whose value is a scalar (or ``{}``, ``[]``)
-    cut out, the first of overlapping ones kept as a left-to-right scan would. Each key is looked for
-    with ``bytes.find`` and only its value matched: a regular expression scanning the whole text for
-    the keys took 35 µs of a 10 KB view's 0.5 ms rebuild, this takes a few."""
-    cuts = []
-    for needle in _VOLATILE_NEEDLES:
-        at = text.find(needle)
-        while at >= 0:
-            value = _SCALAR.match(text, at + len(needle))
-            if value is not None:
-                cuts.append((at, value.end()))
-            at = text.find(needle, at + 1)
-    if not cuts:
-        return text
-    cuts.sort()
-    kept, end = [], 0
-    for start, stop in cuts:
-        if start >= end:  # a later cut inside one made already is part of it
-            kept.append(text[end:start])
-            end = stop
-    kept.append(text[end:])
-    return b"".join(kept)
+    """``text`` with every volatile key and its value cut out where the value is a scalar, ``{}`` or
+    ``[]``. One pass of a regular expression: about 35 µs on a 10 KB view, no faster with ``bytes.find``
+    per key (each of the six scans the whole text), nor with the keys taken out of the view first."""
+    return _VOLATILE_TEXT.sub(b"", text)
 
 
 def _kept_basis(view: Mapping[str, Any]) -> bytes:
