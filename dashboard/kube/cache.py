@@ -25,7 +25,7 @@ Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, KeysView, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -499,6 +499,11 @@ class Packed(MutableMapping[str, Obj]):
     def __contains__(self, uid: object) -> bool:
         return uid in self._data
 
+    def keys(self) -> KeysView[str]:
+        """The UIDs held, as the dict's own view: ``uid in packed.keys()`` is tested in C, where
+        ``uid in packed`` calls ``__contains__`` (the cache asks this for every input of every build)."""
+        return self._data.keys()
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 
@@ -579,7 +584,8 @@ class ClusterCache:
         if kind == EVENT:
             kind = _event_kind(obj)  # a recording replays every Event under its API kind, Event
         uid = uid_of(obj)
-        known = uid in self.objects[kind]
+        held = self.objects[kind].keys()  # tested in C (``Packed.keys``)
+        known = uid in held
         affected = self._rollouts_of(uid, kind) if known else set()
         if event_type == "DELETED" or (
             (kind in (EVENT, ROLLOUT_EVENT) and _event_subject(obj, _SUBJECT[kind]) is None)
@@ -703,14 +709,14 @@ class ClusterCache:
             found.analysisruns += self._held_children(owner, ANALYSIS_RUN)
         for _, rs in found.replicasets:
             found.pods += self._held_children(rs, POD)
-        about_it = self.objects[ROLLOUT_EVENT]
+        about_it = self.objects[ROLLOUT_EVENT].keys()
         found.events = [(ROLLOUT_EVENT, u) for u in self.events_by_rollout.get(name, ()) if u in about_it]
         for kind, children in (
             ("ReplicaSetEvent", found.replicasets),
             ("PodEvent", found.pods),
             ("AnalysisRunEvent", found.analysisruns),
         ):
-            store = self.objects[kind]
+            store = self.objects[kind].keys()
             for _, child in children:
                 about = sorted(self.events_by_object.get(child, ()))
                 found.events += [(kind, u) for u in about if u in store]
@@ -798,7 +804,7 @@ class ClusterCache:
         return found
 
     def _held_children(self, owner: str, kind: str) -> list[Held]:
-        store = self.objects[kind]
+        store = self.objects[kind].keys()
         return [(kind, uid) for uid in sorted(self.children.get(owner, ())) if uid in store]
 
     def _store(self, kind: str, uid: str, obj: Obj, kept: bytes | None = None) -> None:

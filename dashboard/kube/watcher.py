@@ -385,7 +385,8 @@ class Watcher:
                 self._observe(event_type, obj, at)
 
     def changed(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
-        at = self.clock()
+        # The time is read only where it is kept: most changes (Pods, Events) are not observed.
+        at = self.clock() if self.record_to is not None else None
         if self.record_to is not None:
             self.record_to.write(self.cluster, event_type, obj, at)
         try:
@@ -395,9 +396,9 @@ class Watcher:
             return
         if kind == ROLLOUT:
             # Every write, not only the coalesced publish: a weight fight is a sequence of writes.
-            self._observe(event_type, obj, at)
+            self._observe(event_type, obj, at or self.clock())
         elif kind in ROUTED_KINDS:
-            self._observe_routed(affected, at)  # the routing object's own writes: the same
+            self._observe_routed(affected, at or self.clock())  # the routing object's own writes: the same
         if kind in (ROLLOUT, CANARY):
             self._rescope()
         self.stats.changes += 1
