@@ -114,7 +114,10 @@ class WatchObserver:
         self._lock = threading.Lock()
         self._listed: set[tuple[str, str, str | None]] = set()
         self._pending: dict[tuple[str, str], dict[str, float]] = {}
+        # Each (cluster, kind)'s metric children, looked up once: ``labels()`` takes a lock and builds its key
+        # on every call, and these are counted for every change and every published rollout.
         self._changes: dict[tuple[str, str], Any] = {}
+        self._lags: dict[tuple[str, str], Any] = {}
 
     def changed(self, cluster: str, kind: str, uids: Iterable[str], count: int = 1) -> None:
         child = self._changes.get((cluster, kind))
@@ -142,7 +145,10 @@ class WatchObserver:
             waits = [self._pending.pop((cluster, uid), None) for uid in uids]
         for kinds in waits:
             for kind, since in (kinds or {}).items():
-                WATCH_LAG.labels(cluster=cluster, kind=kind).observe(now - since)
+                child = self._lags.get((cluster, kind))
+                if child is None:
+                    child = self._lags[(cluster, kind)] = WATCH_LAG.labels(cluster=cluster, kind=kind)
+                child.observe(now - since)
 
 
 class FindingsGauge(Collector):
