@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -369,7 +369,7 @@ def with_changes(renders: Iterable[Render]) -> list[Render]:
                 if edited
                 else CHANGE_NONE
             )
-        out.append(Render(**{**render.__dict__, "changed": changed}))
+        out.append(replace(render, changed=changed))
         previous = render
     return out
 
