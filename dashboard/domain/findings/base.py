@@ -10,10 +10,11 @@ Non-goals: deciding anything (the detector modules do), Django settings (thresho
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar, overload
+from functools import cached_property
+from typing import Any
 
 from ..objects import (
     as_bool,
@@ -32,35 +33,6 @@ from ..objects import (
 from ..observations import Observations, RolloutObjects
 from ..phase import rollout_phase
 from ..rs_roles import DEFAULT_GRACE_SECONDS, Role, replica_set_roles
-
-T = TypeVar("T")
-
-
-class cached(Generic[T]):
-    """``functools.cached_property`` without the lock Python 3.11 takes on each first read (a Context is
-    made and read in one thread; a dozen of these are read on every view build). Computed on the first
-    read and kept in the instance's ``__dict__``, which later reads find before this descriptor."""
-
-    def __init__(self, compute: Callable[[Any], T]) -> None:
-        self.compute = compute
-        self.name = compute.__name__
-        self.__doc__ = compute.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, instance: None, owner: type | None = None) -> cached[T]: ...
-
-    @overload
-    def __get__(self, instance: object, owner: type | None = None) -> T: ...
-
-    def __get__(self, instance: object | None, owner: type | None = None) -> T | cached[T]:
-        if instance is None:
-            return self
-        value = instance.__dict__[self.name] = self.compute(instance)
-        return value
-
 
 CRITICAL = "critical"
 WARNING = "warning"
@@ -154,60 +126,60 @@ class Context:
     pipelines: Mapping[str, str]
     given_roles: Mapping[str, Role] | None = field(default=None)  # the build's, when it has them
 
-    @cached
+    @cached_property
     def rollout(self) -> Mapping[str, Any]:
         return self.objects.rollout
 
-    @cached
+    @cached_property
     def namespace(self) -> str:
         return dig_str(self.rollout, "metadata", "namespace")
 
-    @cached
+    @cached_property
     def name(self) -> str:
         return dig_str(self.rollout, "metadata", "name")
 
-    @cached
+    @cached_property
     def uid(self) -> str:
         return dig_str(self.rollout, "metadata", "uid")
 
-    @cached
+    @cached_property
     def status(self) -> Mapping[str, Any]:
         return dig_map(self.rollout, "status")
 
-    @cached
+    @cached_property
     def phase(self) -> tuple[str, str]:
         return rollout_phase(self.rollout)
 
-    @cached
+    @cached_property
     def current_hash(self) -> str:
         return as_str(self.status.get("currentPodHash"))
 
-    @cached
+    @cached_property
     def stable_hash(self) -> str:
         return as_str(self.status.get("stableRS"))
 
-    @cached
+    @cached_property
     def step_index(self) -> int | None:
         return opt_int(self.status.get("currentStepIndex"))
 
-    @cached
+    @cached_property
     def aborted(self) -> bool:
         return as_bool(self.status.get("abort"))
 
-    @cached
+    @cached_property
     def canary(self) -> Mapping[str, Any] | None:
         canary = dig(self.rollout, "spec", "strategy", "canary")
         return canary if isinstance(canary, Mapping) else None
 
-    @cached
+    @cached_property
     def steps(self) -> list[Mapping[str, Any]]:
         return maps(self.canary.get("steps")) if self.canary is not None else []
 
-    @cached
+    @cached_property
     def fully_promoted(self) -> bool:
         return bool(self.current_hash) and self.current_hash == self.stable_hash
 
-    @cached
+    @cached_property
     def replica_sets(self) -> list[ReplicaSetFacts]:
         """The ReplicaSets this rollout controls, newest revision first."""
         found = []
@@ -231,7 +203,7 @@ class Context:
         found.sort(key=lambda rs: (-rs.revision, rs.name))
         return found
 
-    @cached
+    @cached_property
     def roles(self) -> Mapping[str, Role]:
         """The role of each of the rollout's ReplicaSets by name: the one answer the view shows."""
         if self.given_roles is not None:
@@ -243,24 +215,24 @@ class Context:
     def replica_set(self, pod_hash: str) -> ReplicaSetFacts | None:
         return next((rs for rs in self.replica_sets if pod_hash and rs.hash == pod_hash), None)
 
-    @cached
+    @cached_property
     def current_rs(self) -> ReplicaSetFacts | None:
         return self.replica_set(self.current_hash)
 
-    @cached
+    @cached_property
     def analysis_runs(self) -> list[Mapping[str, Any]]:
         return [run for run in self.objects.analysisruns if self.uid in owner_uids(run)]
 
-    @cached
+    @cached_property
     def selector(self) -> str:
         labels = str_map(dig(self.rollout, "spec", "selector", "matchLabels"))
         return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or f"app={self.name}"
 
-    @cached
+    @cached_property
     def runbook(self) -> Runbook:
         return Runbook(self.namespace, self.name, self.selector)
 
-    @cached
+    @cached_property
     def managing_applications(self) -> list[Mapping[str, Any]]:
         """The Argo CD Applications that list this Rollout among their resources (or track it by label)."""
         instance = str_map(dig(self.rollout, "metadata", "labels")).get("app.kubernetes.io/instance")
