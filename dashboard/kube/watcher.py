@@ -454,7 +454,7 @@ class Watcher:
             # Whether the bus holds this cluster's current fleet: not until every kind is listed, the
             # resync has run and each rollout it found changed has been built (a cold start, a Redis that
             # lost its data); until then ``behind`` of its ``rollouts`` are missing or out of date there.
-            "current": resynced and not self._stale,
+            "current": self._current(),
             "rollouts": self.cache.root_count(),
             "behind": len(self._stale) if resynced else None,
             "watches": [
@@ -467,6 +467,10 @@ class Watcher:
                 for (kind, namespace), health in sorted(self._health.items(), key=lambda i: str(i[0]))
             ],
         }
+
+    def _current(self) -> bool:
+        """Whether the bus holds this cluster's fleet as it is now (see ``cluster_report``)."""
+        return self._resynced() and not self._stale
 
     def _resynced(self) -> bool:
         """Whether the last resync ran (after the initial lists) and none is pending: only then does
@@ -866,7 +870,7 @@ class Watcher:
         lease renewal: the pages' "loading" banner starts and ends with the truth, not up to
         ``renew_seconds`` after it."""
         resynced = self._resynced()
-        turned = (resynced, resynced and not self._stale)
+        turned = (resynced, self._current())
         if turned != self._reported_turn:  # (a tuple compared per flush; the report itself is ~100 dicts)
             await self.bus.report_cluster(self.cluster, self.cluster_report())
             self._reported_turn = turned

@@ -338,6 +338,14 @@ class RedisBus:
             self._clients[loop] = client
         return client
 
+    def _line(self) -> _Line:
+        """This event loop's publishing connection (``_Line``), on its client's pool."""
+        loop = asyncio.get_running_loop()
+        line = self._lines.get(loop)
+        if line is None:
+            line = self._lines[loop] = _Line(self._redis())
+        return line
+
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
         line = self._lines.pop(loop, None)
@@ -367,9 +375,7 @@ class RedisBus:
             args += (key, record)
         keys = (self.snap_key, self.fleet_key, self.stream_key, self.built_key)
         with _talking_to_redis("publishing to Redis"):
-            line = self._lines.get(asyncio.get_running_loop())
-            if line is None:
-                line = self._lines[asyncio.get_running_loop()] = _Line(self._redis())
+            line = self._line()
             try:
                 ids = await line.call(("EVALSHA", PUBLISH_SHA, len(keys), *keys, *args))
             except _redis_errors().NoScriptError:  # a restarted or flushed Redis: the script goes along once

@@ -4,7 +4,8 @@
 // The "Live" dot is green only while all three hold: this page's websocket is open, the server reaches
 // Redis (the live bus), and every cluster's data is fresh and loaded. /api/v1/live-status (polled every
 // 10 s, every 2 s while a cluster loads) says the last two; the banner under the top bar says what is
-// wrong and since when ("stale since …" per cluster, or "loading" with how many rollouts are current). Everything shown is text (textContent), never HTML from the server.
+// wrong and since when ("stale since …" per cluster, or "loading" with how many rollouts are current).
+// Everything shown is text (textContent), never HTML from the server.
 (function () {
   "use strict";
 
