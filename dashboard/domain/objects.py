@@ -48,24 +48,20 @@ def as_str(value: Any, default: str = "") -> str:
 
 
 def as_int(value: Any, default: int = 0) -> int:
-    """An integer field; bools and non-integral numbers are wrong types, not numbers."""
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return default
+    """An integer field; bools, non-integral numbers and numbers beyond int64 are wrong types, not numbers."""
+    found = opt_int(value)
+    return default if found is None else found
 
 
 def opt_int(value: Any) -> int | None:
     """Like :func:`as_int` but keeps "absent" distinct from zero (Go's ``*int32``)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        value = int(value)
+    # Beyond int64 no Kubernetes field holds it (Go would not decode it), and orjson would not write it.
+    if isinstance(value, int) and -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        return value
     return None
 
 

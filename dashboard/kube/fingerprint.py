@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,10 @@ def object_name(obj: Mapping[str, Any]) -> bytes:
     version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
     if isinstance(uid, str) and isinstance(version, str) and version:
         return f"{uid}\0{version}".encode()
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:  # an integer beyond 64 bits, which orjson does not write (and no API server sends)
+        return json.dumps(obj, sort_keys=True, default=str).encode()
 
 
 def inputs_fingerprint(groups: Iterable[Iterable[bytes]], salt: bytes) -> bytes:

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -172,3 +173,18 @@ def test_huge_strings_and_numbers_are_fine() -> None:
 
     assert view.name == big
     render_rollout(view)
+
+
+def test_numbers_beyond_int64_read_as_absent_so_the_view_encodes_as_the_watcher_does() -> None:
+    rollout = {
+        "metadata": {"name": "big", "uid": "u", "namespace": "shop"},
+        "spec": {"replicas": -(2**63) - 1, "strategy": {"canary": {"steps": [{"setWeight": 2.0**70}]}}},
+        "status": {"currentStepIndex": 2**63},
+    }
+
+    view = build_rollout_view(rollout, now=NOW).to_dict()
+
+    without_replicas = build_rollout_view({**rollout, "spec": {}}, now=NOW).to_dict()
+    assert view["replicas"]["desired"] == without_replicas["replicas"]["desired"]
+    assert view["currentStepIndex"] is None
+    orjson.dumps(view)
