@@ -6,4 +6,11 @@
 - ``history/`` the database record of releases and timeline events.
 - ``access/``  who may see and do what.
 - ``web/``     pages, JSON API and websocket consumers.
+
+The domain runs compiled when ``make compile`` has built it for these sources (``compiled.py``): the finder
+goes in here, before anything can import a domain module.
 """
+
+from dashboard.compiled import install
+
+install()

@@ -12,6 +12,7 @@ from typing import Any
 
 import dj_database_url
 
+from dashboard import compiled
 from dashboard.observability.logs import logging_config
 from rollouts_ui import settings_check
 from rollouts_ui.env import (
@@ -219,6 +220,9 @@ if LOG_FORMAT not in {"json", "plain"}:
     problem(f"LOG_FORMAT={LOG_FORMAT!r} is not json or plain")
     LOG_FORMAT = "json"
 LOGGING = logging_config(LOG_LEVEL, LOG_FORMAT)
+# Acted on when the `dashboard` package is imported, before these settings (dashboard/compiled.py): a bad
+# value, or under "require" a missing or stale build, has stopped the process there already.
+DOMAIN_COMPILED = compiled.mode({"DOMAIN_COMPILED": env_str("DOMAIN_COMPILED", "auto")})
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")  # when set, /metrics wants "Authorization: Bearer <token>"
 
 # --- notifications (dashboard.notify) ----------------------------------------------------------------

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import redis
 
+from dashboard import compiled
 from dashboard.bench.churn import Cluster, churn
 from dashboard.bench.processes import ROOT, BenchError, Processes, cpu_seconds
 from dashboard.bench.run import (
@@ -95,7 +96,7 @@ def run_ab(
         processes = Processes(directory)
         try:
             cluster = _start_simulator(processes, rollouts, namespaces)
-            log(f"simulator seeded with {rollouts} rollouts")
+            log(f"simulator seeded with {rollouts} rollouts; this tree's domain: {compiled.running()}")
             done = []
             for number in range(rounds):
                 done.append(

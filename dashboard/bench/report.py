@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from dashboard import compiled
 from dashboard.bench import analysis, watchlag
 from dashboard.bench.analysis import ClientLog, parse_stream_id
 
@@ -69,6 +70,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "redis": redis_version,
         "python_work_ms": python_work_ms(),
+        "domain": compiled.running(),  # the watchers run what this process does: same tree and environment
     }
 
 

@@ -114,3 +114,10 @@ def test_the_image_runs_as_an_unprivileged_user_with_static_files_collected_and_
     copied = {line.split()[1] for line in text.splitlines() if line.startswith("COPY ") and "--" not in line}
     compiled = re.search(r"compileall -q ([\w ]+)", text)
     assert compiled and {"rollouts_ui", "dashboard", "kubesim"} <= copied & set(compiled.group(1).split())
+
+
+def test_the_image_compiles_the_domain_and_refuses_a_build_that_does_not_match() -> None:
+    build_stage, runtime = (ROOT / "Dockerfile").read_text().split("\nFROM python:3.11-slim\n")
+    assert "python scripts/compile.py" in build_stage and "'.[compile]'" in build_stage
+    assert "COPY --from=build /src/compiled ./compiled" in runtime
+    assert "DOMAIN_COMPILED=require" in runtime

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from dashboard import compiled
 from dashboard.bench.builds import run_builds
 
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
         if not 1 <= options["rounds"] <= 100:
             raise CommandError(f"--rounds must be between 1 and 100, not {options['rounds']}")
         figures = run_builds(options["rollouts"], options["rounds"]).as_dict()
+        figures["domain"] = compiled.running()
         for key, value in figures.items():
             if key != "parts_us":
                 self.stdout.write(f"{key:18} {value}")
