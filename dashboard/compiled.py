@@ -1,9 +1,8 @@
 """The domain compiled with mypyc, loaded only while it matches its sources.
 
-Building views and keeping the objects they are built from are most of the watcher's work per change;
-compiled, the watcher uses about a tenth less CPU (docs/benchmarks.md, "Twenty-third session").
-``scripts/compile.py`` (``make compile``) compiles the modules named by ``compiled_sources()`` into
-``compiled/`` with a manifest of their sources' SHA-256. ``install()``, run when
+Building views is most of the watcher's work per change; compiled, a build costs about a third less
+(docs/benchmarks.md). ``scripts/compile.py`` (``make compile``) compiles the modules named by
+``compiled_sources()`` into ``compiled/`` with a manifest of their sources' SHA-256. ``install()``, run when
 the ``dashboard`` package is imported, puts a finder ahead of the source finders that loads them, and only
 when every compiled source is unchanged: compiled modules call each other directly rather than through
 the import system, so one edited file keeps the whole group interpreted.
@@ -38,24 +37,14 @@ GROUP = "rollouts_ui_domain"
 MODES = ("auto", "off", "require")
 EXTENSION_SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # .cpython-311-x86_64-linux-gnu.so here
 
-# Compiled: the domain, and what the watcher runs for every change beyond it (the cache of objects, their
-# fingerprints, the action plans of its view). Left interpreted: analysis.py subclasses str, which a
-# compiled class cannot; analysis_eval.py sets attributes on nested functions, which compiled closures do
-# not keep; the packages' __init__ modules mostly gather their parts. The findings too: their Context caches
-# its facts with cached_property, which needs a non-native class, and compiled code reaches such a class's
-# attributes more slowly than the interpreter does (bench_builds: findings 89 µs a rollout compiled, 64
-# interpreted over the compiled domain). Everything compiled is typed and mypy-clean.
+# Left interpreted: analysis.py subclasses str, which a compiled class cannot; analysis_eval.py sets
+# attributes on nested functions, which compiled closures do not keep; the packages' __init__ modules
+# mostly gather their parts. The findings too: their Context caches its facts with cached_property, which
+# needs a non-native class, and compiled code reaches such a class's attributes more slowly than the
+# interpreter does (bench_builds: findings 89 µs a rollout compiled, 64 interpreted over the compiled
+# domain). Everything compiled is pure (no Django, no I/O), typed and mypy-clean.
 _INTERPRETED = {Path("dashboard/domain/analysis.py"), Path("dashboard/domain/analysis_eval.py")}
-_BEYOND_THE_DOMAIN = tuple(
-    Path(path)
-    for path in (
-        "dashboard/actions/plans.py",
-        "dashboard/actions/availability.py",
-        "dashboard/kube/cache.py",
-        "dashboard/kube/fingerprint.py",
-        "dashboard/jsontext.py",
-    )
-)
+_ACTION_PLANS = (Path("dashboard/actions/plans.py"), Path("dashboard/actions/availability.py"))
 
 
 class CompiledError(RuntimeError):
@@ -67,14 +56,14 @@ class NoBuild(CompiledError):
 
 
 def compiled_sources(root: Path = ROOT) -> list[Path]:
-    """The sources compiled, relative to ``root``: the domain and the watcher's work per change."""
+    """The sources compiled, relative to ``root``: the domain and the action plans the watcher builds."""
     domain = [path.relative_to(root) for path in sorted((root / "dashboard" / "domain").rglob("*.py"))]
     chosen = [
         path
         for path in domain
         if path.name != "__init__.py" and path not in _INTERPRETED and path.parent.name != "findings"
     ]
-    return [*chosen, *_BEYOND_THE_DOMAIN]
+    return [*chosen, *_ACTION_PLANS]
 
 
 def module_name(source: Path) -> str:
@@ -191,8 +180,8 @@ def build(root: Path = ROOT, build_dir: Path = BUILD_DIR) -> Build:
     sources = compiled_sources(root)
     # Read before compiling: a source edited meanwhile leaves the build stale, never current with other code.
     digests = {str(path): source_digest(root / path) for path in sources}
-    # The compiled modules import nothing of Django, so mypy runs without the project's configuration (its
-    # Django plugin would need the settings and Django's stubs).
+    # The domain imports only the standard library and itself, so mypy runs without the project's
+    # configuration (its Django plugin would need the settings and Django's stubs).
     options = ["--config-file", "", "--python-version", "3.11", "--ignore-missing-imports"]
     with tempfile.TemporaryDirectory(prefix="mypyc-") as scratch:
         work = Path(scratch)

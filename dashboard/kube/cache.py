@@ -681,9 +681,7 @@ class ClusterCache:
         one (its JSON, an Event's compressed), the JSON of any other (``handoff.pack``); None when one
         cannot be written as JSON."""
         store = self.objects[kind]
-        # The class itself, not isinstance: compiled (dashboard/compiled.py), a subclass of an ABC shares its
-        # base's registry, and a dict would pass for a Packed.
-        packed = store.kept if type(store) is Packed else None
+        packed = store.kept if isinstance(store, Packed) else None
         found: list[bytes] = []
         for uid in store:
             data = packed(uid) if packed is not None else None
