@@ -2,7 +2,8 @@
 # Installs the Debian packages the tests and the demo use, when they are missing (apt-get: needs root).
 #   scripts/system-packages.sh        everything `make test` needs: chromium (browser tests), prometheus
 #                                     (real metrics behind analyses), kubectl (simulator checks), redis,
-#                                     postgresql; fails, naming the packages, when it cannot install them.
+#                                     postgresql, gcc (`make compile`: the domain compiled with mypyc);
+#                                     fails, naming the packages, when it cannot install them.
 #   scripts/system-packages.sh demo   what `make demo` uses: prometheus (live analysis charts). Never fails:
 #                                     the demo runs without it and says in one line what is missing.
 set -euo pipefail
@@ -14,6 +15,7 @@ if [ "$mode" != demo ]; then
   command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
   command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
   command -v pg_ctlcluster >/dev/null 2>&1 || need+=(postgresql)
+  command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 fi
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -32,6 +32,7 @@ def test_make_test_stops_and_names_the_packages_and_the_command(tmp_path: Path) 
     done = _run(tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith("missing system packages: prometheus chromium kubernetes-client")
+    assert "postgresql gcc libc6-dev —" in done.stderr  # gcc: `make compile`
     assert "sudo apt-get install prometheus chromium" in done.stderr
 
 
