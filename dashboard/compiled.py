@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -37,15 +38,28 @@ MANIFEST = "manifest.json"
 GROUP = "rollouts_ui_domain"
 MODES = ("auto", "off", "require")
 EXTENSION_SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # .cpython-311-x86_64-linux-gnu.so here
+# mypy 1.x's mypyc leaked the left side of every ``bytes + bytes`` (mypyc/mypyc#1192): a watcher built
+# with it grew by 6.6 KB per fingerprint and kept growing (tests/kube/test_watcher_memory.py).
+OLDEST_COMPILER = (2, 0)
 
-# Left interpreted: analysis.py subclasses str, which a compiled class cannot; analysis_eval.py sets
-# attributes on nested functions, which compiled closures do not keep; the packages' __init__ modules
-# mostly gather their parts. The findings too: their Context caches its facts with cached_property, which
-# needs a non-native class, and compiled code reaches such a class's attributes more slowly than the
-# interpreter does (bench_builds: findings 89 µs a rollout compiled, 64 interpreted over the compiled
-# domain). Everything compiled is pure (no Django, no I/O), typed and mypy-clean.
+# Compiled: the domain, and what the watcher runs for every change beyond it (the cache of objects, their
+# fingerprints, the action plans of its view). Left interpreted: analysis.py subclasses str, which a
+# compiled class cannot; analysis_eval.py sets attributes on nested functions, which compiled closures do
+# not keep; the packages' __init__ modules mostly gather their parts. The findings too: their Context caches
+# its facts with cached_property, which needs a non-native class, and compiled code reaches such a class's
+# attributes more slowly than the interpreter does (bench_builds: findings 89 µs a rollout compiled, 64
+# interpreted over the compiled domain). Everything compiled is typed and mypy-clean.
 _INTERPRETED = {Path("dashboard/domain/analysis.py"), Path("dashboard/domain/analysis_eval.py")}
-_ACTION_PLANS = (Path("dashboard/actions/plans.py"), Path("dashboard/actions/availability.py"))
+_BEYOND_THE_DOMAIN = tuple(
+    Path(path)
+    for path in (
+        "dashboard/actions/plans.py",
+        "dashboard/actions/availability.py",
+        "dashboard/kube/cache.py",
+        "dashboard/kube/fingerprint.py",
+        "dashboard/jsontext.py",
+    )
+)
 
 
 class CompiledError(RuntimeError):
@@ -57,14 +71,14 @@ class NoBuild(CompiledError):
 
 
 def compiled_sources(root: Path = ROOT) -> list[Path]:
-    """The sources compiled, relative to ``root``: the domain and the action plans the watcher builds."""
+    """The sources compiled, relative to ``root``: the domain and the watcher's work per change."""
     domain = [path.relative_to(root) for path in sorted((root / "dashboard" / "domain").rglob("*.py"))]
     chosen = [
         path
         for path in domain
         if path.name != "__init__.py" and path not in _INTERPRETED and path.parent.name != "findings"
     ]
-    return [*chosen, *_ACTION_PLANS]
+    return [*chosen, *_BEYOND_THE_DOMAIN]
 
 
 def module_name(source: Path) -> str:
@@ -82,6 +96,7 @@ class Build:
     files: dict[str, str]  # module name → extension file, relative to the build directory
     sources: dict[str, str]  # source path, relative to the project → SHA-256 when compiled
     suffix: str  # the extension suffix of the Python that built it
+    compiler: str = ""  # the version of mypy that compiled it ("" in a manifest from before it was kept)
 
     def problem(self, root: Path) -> str | None:
         """Why this build must not be loaded for the sources under ``root``, or None when it is current."""
@@ -99,7 +114,12 @@ class Build:
 def read_build(build_dir: Path) -> Build | None:
     try:
         data = json.loads((build_dir / MANIFEST).read_text())
-        return Build(files=dict(data["files"]), sources=dict(data["sources"]), suffix=str(data["suffix"]))
+        return Build(
+            files=dict(data["files"]),
+            sources=dict(data["sources"]),
+            suffix=str(data["suffix"]),
+            compiler=str(data.get("compiler", "")),
+        )
     except FileNotFoundError:
         return None
     except (ValueError, KeyError, TypeError) as error:
@@ -173,16 +193,52 @@ def is_compiled(module: ModuleType) -> bool:
     return isinstance(module.__spec__ and module.__spec__.loader, importlib.machinery.ExtensionFileLoader)
 
 
+def compiler_version() -> str:
+    """The installed mypy's version, which ``build`` compiles with ("" without mypy: an image's runtime)."""
+    try:
+        return importlib.metadata.version("mypy")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def compiler_problem(version: str) -> str | None:
+    """Why mypy ``version`` must not compile the domain, or None."""
+    if not version:
+        return "mypy is not installed (pip install '.[compile]')"
+    numbers = tuple(int(part) if part.isdigit() else 0 for part in version.split(".")[:2])
+    if numbers < OLDEST_COMPILER:
+        oldest = ".".join(map(str, OLDEST_COMPILER))
+        return f"mypy {version} compiles code that leaks memory (mypyc/mypyc#1192); install {oldest} or later"
+    return None
+
+
+def rebuild_reason(root: Path = ROOT, build_dir: Path = BUILD_DIR) -> str | None:
+    """Why ``make compile`` must build again, or None when the build matches the sources and was compiled
+    by the mypy installed now (another mypy may compile the same sources differently)."""
+    try:
+        build = current_build(root, build_dir)
+    except CompiledError as error:
+        return str(error)
+    installed = compiler_version()
+    if build.compiler != installed:
+        return f"it was compiled by mypy {build.compiler or '(not recorded)'}; mypy {installed} is installed"
+    return None
+
+
 def build(root: Path = ROOT, build_dir: Path = BUILD_DIR) -> Build:
     """Compile ``compiled_sources()`` into ``build_dir``, replacing what was there, and write its manifest."""
+    compiler = compiler_version()
+    problem = compiler_problem(compiler)
+    if problem is not None:
+        raise CompiledError(problem)
     from mypyc.build import mypycify  # the build's own dependencies: mypy (dev) and setuptools
     from setuptools import Distribution
 
     sources = compiled_sources(root)
     # Read before compiling: a source edited meanwhile leaves the build stale, never current with other code.
     digests = {str(path): source_digest(root / path) for path in sources}
-    # The domain imports only the standard library and itself, so mypy runs without the project's
-    # configuration (its Django plugin would need the settings and Django's stubs).
+    # The compiled modules import nothing of Django, so mypy runs without the project's configuration (its
+    # Django plugin would need the settings and Django's stubs).
     options = ["--config-file", "", "--python-version", "3.11", "--ignore-missing-imports"]
     with tempfile.TemporaryDirectory(prefix="mypyc-") as scratch:
         work = Path(scratch)
@@ -195,7 +251,9 @@ def build(root: Path = ROOT, build_dir: Path = BUILD_DIR) -> Build:
             command.build_lib = str(work / "lib")
             command.build_temp = str(work / "tmp")
             distribution.run_command("build_ext")
-        compiled = Build(files=_extension_files(work / "lib"), sources=digests, suffix=EXTENSION_SUFFIX)
+        compiled = Build(
+            files=_extension_files(work / "lib"), sources=digests, suffix=EXTENSION_SUFFIX, compiler=compiler
+        )
         missing = {module_name(path) for path in sources} - set(compiled.files)
         if missing:
             raise CompiledError(f"mypyc built no module for {', '.join(sorted(missing))}")

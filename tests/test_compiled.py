@@ -19,13 +19,17 @@ from dashboard.compiled import Build, CompiledError, compiled_sources, install, 
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# A project of three small typed modules, laid out where compiled_sources() looks.
+# A project of small typed modules, laid out where compiled_sources() looks.
 SMALL_PROJECT = {
     "dashboard/domain/__init__.py": "",
     "dashboard/domain/sums.py": "def total(values: list[int]) -> int:\n    return sum(values)\n",
     "dashboard/actions/__init__.py": "",
     "dashboard/actions/plans.py": "from dashboard.domain.sums import total\n\nPLANNED = total([1, 2])\n",
     "dashboard/actions/availability.py": "def available() -> bool:\n    return True\n",
+    "dashboard/kube/__init__.py": "",
+    "dashboard/kube/cache.py": "KEPT: dict[str, bytes] = {}\n",
+    "dashboard/kube/fingerprint.py": "SIZE = 16\n",
+    "dashboard/jsontext.py": "def exact(data: bytes) -> bytes:\n    return bytes(data)\n",
 }
 
 
@@ -38,16 +42,17 @@ def small_project(root: Path) -> Path:
 
 def manifest_for(root: Path, build_dir: Path, suffix: str = compiled.EXTENSION_SUFFIX) -> Build:
     sources = {str(path): compiled.source_digest(root / path) for path in compiled_sources(root)}
-    build = Build(files={}, sources=sources, suffix=suffix)
+    build = Build(files={}, sources=sources, suffix=suffix, compiler=compiled.compiler_version())
     build_dir.mkdir(exist_ok=True)
     (build_dir / compiled.MANIFEST).write_text(json.dumps(asdict(build)))
     return build
 
 
-def test_it_compiles_the_domain_and_the_action_plans_but_not_what_mypyc_cannot_keep() -> None:
+def test_it_compiles_the_domain_and_the_watchers_work_per_change_but_not_what_mypyc_cannot_keep() -> None:
     names = {str(path) for path in compiled_sources()}
     assert {"dashboard/domain/rollout_view.py", "dashboard/domain/rs_roles.py"} <= names
     assert {"dashboard/actions/plans.py", "dashboard/actions/availability.py"} <= names
+    assert {"dashboard/kube/cache.py", "dashboard/kube/fingerprint.py"} <= names
     assert "dashboard/domain/flagger/view.py" in names
     assert "dashboard/domain/analysis.py" not in names  # subclasses str
     assert "dashboard/domain/analysis_eval.py" not in names  # sets attributes on closures
@@ -169,3 +174,30 @@ def test_a_real_build_loads_compiled_until_a_source_changes(tmp_path: Path) -> N
     refused = run("require")
     assert refused.returncode != 0
     assert "DOMAIN_COMPILED=require, but dashboard/domain/sums.py has changed" in refused.stderr
+
+
+def test_a_mypy_whose_mypyc_leaks_is_refused_by_name() -> None:
+    assert compiled.compiler_problem("1.20.2") == (
+        "mypy 1.20.2 compiles code that leaks memory (mypyc/mypyc#1192); install 2.0 or later"
+    )
+    assert compiled.compiler_problem("2.3.1") is None
+    assert compiled.compiler_problem("") == "mypy is not installed (pip install '.[compile]')"
+
+
+def test_a_build_by_another_mypy_is_compiled_again(tmp_path: Path) -> None:
+    build = manifest_for(small_project(tmp_path), tmp_path / "compiled")
+    assert compiled.rebuild_reason(tmp_path, tmp_path / "compiled") is None
+    older = {**asdict(build), "compiler": "2.0.0"}
+    (tmp_path / "compiled" / compiled.MANIFEST).write_text(json.dumps(older))
+    installed = compiled.compiler_version()
+    assert compiled.rebuild_reason(tmp_path, tmp_path / "compiled") == (
+        f"it was compiled by mypy 2.0.0; mypy {installed} is installed"
+    )
+
+
+def test_a_manifest_from_before_the_compiler_was_recorded_is_compiled_again(tmp_path: Path) -> None:
+    build = manifest_for(small_project(tmp_path), tmp_path / "compiled")
+    unrecorded = {key: value for key, value in asdict(build).items() if key != "compiler"}
+    (tmp_path / "compiled" / compiled.MANIFEST).write_text(json.dumps(unrecorded))
+    reason = compiled.rebuild_reason(tmp_path, tmp_path / "compiled")
+    assert reason is not None and reason.startswith("it was compiled by mypy (not recorded)")

@@ -66,8 +66,11 @@ class BuildCost:
         }
 
 
-def mid_release_watcher(rollouts: int, namespaces: int = 10) -> tuple[Watcher, int]:
-    """A watcher whose cache holds a fleet with a release under way on every rollout, and the Events."""
+def mid_release_watcher(
+    rollouts: int, namespaces: int = 10, bus: MemoryBus | None = None
+) -> tuple[Watcher, int]:
+    """A watcher whose cache holds a fleet with a release under way on every rollout, and the Events;
+    it publishes to ``bus`` (by default an in-process one keeping its last 10,000 updates)."""
     from kubesim.controller import actions
     from kubesim.scenarios import load_scenario
     from kubesim.simulation import Simulation
@@ -87,7 +90,7 @@ def mid_release_watcher(rollouts: int, namespaces: int = 10) -> tuple[Watcher, i
         actions.set_image(store, meta["namespace"], meta["name"], "*", "registry.example.com/svc:2.0.0")
     for _ in range(3):  # the new ReplicaSets, their pods and Events; not yet promoted
         sim.process(limit=100 * rollouts)
-    watcher = Watcher("bench", bus=MemoryBus(prefix="bench-builds:"), lease=MemoryLease())
+    watcher = Watcher("bench", bus=bus or MemoryBus(prefix="bench-builds:"), lease=MemoryLease())
     events = store.list_raw("events")[0]
     for kind in WATCHED_KINDS:
         if kind.name in RESOURCES:

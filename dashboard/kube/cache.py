@@ -28,7 +28,7 @@ import functools
 from collections.abc import Iterable, Iterator, KeysView, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import lz4.block
 import orjson
@@ -248,7 +248,7 @@ class Squeeze:
 
     # What ``expand`` agrees to allocate: a kept text states its own size, and a damaged one (a handoff
     # read back) could state gigabytes. A projected Event is a few hundred bytes.
-    MAX_TEXT = 3 << 20
+    MAX_TEXT: Final = 3 << 20
 
     def __init__(self, dictionary: bytes) -> None:
         self._dictionary = dictionary
@@ -681,7 +681,9 @@ class ClusterCache:
         one (its JSON, an Event's compressed), the JSON of any other (``handoff.pack``); None when one
         cannot be written as JSON."""
         store = self.objects[kind]
-        packed = store.kept if isinstance(store, Packed) else None
+        # The class itself, not isinstance: compiled (dashboard/compiled.py), a subclass of an ABC shares its
+        # base's registry, and a dict would pass for a Packed.
+        packed = store.kept if type(store) is Packed else None
         found: list[bytes] = []
         for uid in store:
             data = packed(uid) if packed is not None else None

@@ -64,7 +64,7 @@ def test_the_objects_come_back_as_the_very_text_the_cache_kept() -> None:
     cache = filled()
     again = restored(pack(cache, {("Rollout", None): "7"}, server=SERVER, saved_at=1.0))
     uid = next(iter(cache.rollouts()))
-    assert isinstance(again.objects["Rollout"], Packed)
+    assert type(again.objects["Rollout"]) is Packed
     assert again.objects["Rollout"].kept(uid) == cache.objects["Rollout"].kept(uid)  # type: ignore[attr-defined]
 
 
@@ -81,7 +81,7 @@ def test_a_large_watch_is_handed_off_in_parts_and_comes_back_whole(monkeypatch: 
     assert orjson.loads(fields[META])["parts"] == {"RolloutEvent/": len(parts)}
     texts = unpack(fields, server=SERVER)[("RolloutEvent", None)].kept()
     events = cache.objects["RolloutEvent"]
-    assert isinstance(events, Packed)
+    assert type(events) is Packed
     assert len(texts) == len(events) > 2
     assert sorted(texts) == sorted(events.kept(uid) for uid in events)
 
@@ -170,7 +170,7 @@ def test_events_are_handed_off_compressed_and_kept_as_the_very_bytes_they_came_a
     fields = pack(cache, {("RolloutEvent", None): "5"}, server=SERVER, saved_at=1.0)
     again = restored(fields)
     store, store_again = cache.objects["RolloutEvent"], again.objects["RolloutEvent"]
-    assert isinstance(store, Packed) and isinstance(store_again, Packed)
+    assert type(store) is Packed and type(store_again) is Packed
     assert dict(store_again.items()) == dict(store.items()) and len(store) == 3
     assert [store_again.kept(uid) for uid in store] == [store.kept(uid) for uid in store]
     assert cache.events_by_rollout and again.events_by_rollout == cache.events_by_rollout  # indexed alike

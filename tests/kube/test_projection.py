@@ -360,7 +360,7 @@ POD = {
 def test_a_fleets_objects_are_kept_packed_and_each_read_is_a_new_copy() -> None:
     cache = ClusterCache()
     cache.apply("Pod", "ADDED", copy.deepcopy(POD))
-    assert isinstance(cache.objects["Pod"], Packed) and isinstance(cache.objects["Rollout"], Packed)
+    assert type(cache.objects["Pod"]) is Packed and type(cache.objects["Rollout"]) is Packed
     first, second = cache.get("Pod", "u"), cache.get("Pod", "u")
     assert first == second == POD and first is not second
     assert first is not None
@@ -374,20 +374,20 @@ def test_events_are_kept_compressed_and_read_back_whole() -> None:
     text = orjson.dumps(event)
     cache.objects["PodEvent"]["e-1"] = event
     store = cache.objects["PodEvent"]
-    assert isinstance(store, Packed)
+    assert type(store) is Packed
     kept = store.kept("e-1")
     assert kept is not None and len(kept) < len(text) / 2  # what makes them worth compressing
     assert store["e-1"] == event and store.get("e-1") == event
     assert store.json_of(kept) == text
     again = ClusterCache().objects["PodEvent"]
     again["e-1"] = event
-    assert isinstance(again, Packed) and again.kept("e-1") == kept  # the same text, the same bytes
+    assert type(again) is Packed and again.kept("e-1") == kept  # the same text, the same bytes
 
 
 def test_every_kind_of_event_is_compressed_and_nothing_else() -> None:
     cache = ClusterCache()
     for kind, store in cache.objects.items():
-        squeezed = isinstance(store, Packed) and store._squeeze is EVENT_SQUEEZE
+        squeezed = type(store) is Packed and store._squeeze is EVENT_SQUEEZE
         assert squeezed == (kind in EVENT_KINDS), kind
 
 
