@@ -22,15 +22,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from dashboard.actions.availability import action_availability
 from dashboard.domain.findings import detect_findings
 from dashboard.domain.observations import RolloutObjects
 from dashboard.domain.timeline import timeline_events
 from dashboard.kube.cache import CHILD_EVENT_KINDS, ROLLOUT_EVENT, RolloutInputs, event_facts_of_kept, project
 from dashboard.kube.watch import WATCHED_KINDS
-from dashboard.kube.watcher import Watcher, _kept_basis, encoded
+from dashboard.kube.watcher import Watcher, _basis_of, _kept_basis, encoded
 from dashboard.live.bus import MemoryBus, _dumps, fleet_row
 from dashboard.live.lease import MemoryLease
 
@@ -210,7 +208,7 @@ def _encode(watcher: Watcher, uids: list[str], at: datetime) -> Work:
 
 
 def _timeline(watcher: Watcher, uids: list[str], at: datetime) -> Work:
-    pairs = [(orjson.loads(_kept_basis(view)), view) for view in _views(watcher, uids, at)]
+    pairs = [(_basis_of(_kept_basis(view)), view) for view in _views(watcher, uids, at)]
     return pairs, lambda pair: timeline_events(pair[0], pair[1], at=at)
 
 

@@ -504,6 +504,23 @@ def timeline_basis(view: View) -> dict[str, Any]:
     return basis
 
 
+def basis_skeleton() -> dict[str, Any]:
+    """A basis with every key ``timeline_basis`` writes and the usual words, of no rollout: what all bases
+    share, for a watcher that keeps them compressed against it (``Squeeze``)."""
+    view: dict[str, Any] = {key: "" for key in _BASIS_KEYS}
+    view |= {"currentStepIndex": 0, "setWeight": 0, "actualWeight": 0, "aborted": False, "revision": 1}
+    view["images"] = [{"image": "", "tags": ["stable", "canary"]}]
+    view["revisions"] = [{"replicaSets": [{"hash": ""}], "analysisRuns": [dict.fromkeys(_RUN_KEYS, "")]}]
+    view["steps"] = [
+        {"index": 0, "kind": "setWeight", "durationSeconds": None},
+        {"index": 1, "kind": "pause", "durationSeconds": 0},
+        {"index": 2, "kind": "analysis", "durationSeconds": None},
+    ]
+    view["findings"] = [{"code": "", "subject": "", "since": "", "title": "", "severity": "warning"}]
+    view["events"] = [{"name": "", "count": 1}]
+    return timeline_basis(view)
+
+
 _BASIS_KEYS = (
     "cluster",
     "namespace",

@@ -28,9 +28,8 @@ import functools
 from collections.abc import Iterable, Iterator, KeysView, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
-import lz4.block
 import orjson
 
 from dashboard.actions.availability import action_availability
@@ -40,7 +39,7 @@ from dashboard.domain.kube_events import EventFacts, event_facts
 from dashboard.domain.objects import parse_time, rfc3339
 from dashboard.domain.observations import weight_fields
 from dashboard.domain.rs_roles import Role, replica_set_roles
-from dashboard.jsontext import exact
+from dashboard.jsontext import Squeeze, exact
 from dashboard.kube.fingerprint import inputs_fingerprint, object_name
 
 ROLLOUT = "Rollout"
@@ -236,35 +235,6 @@ _EVENT: Shape = {
     "source": {"component": True},
 }
 PROJECTIONS.update(dict.fromkeys((EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS), _EVENT))
-
-
-class Squeeze:
-    """LZ4 for many short JSON texts of one shape: each compressed on its own (read one at a time), against
-    a preset dictionary of what they all share (keys, kinds, the usual reasons and components), which a
-    text of a few hundred bytes cannot find in itself. LZ4 over deflate: a simulated Event of 612 bytes
-    keeps as 270 in 2 µs and reads back in 1.3 µs; deflate made 193 bytes in 13 µs and read them in 4.5 µs,
-    and a churning fleet's Events pass through here hundreds of times a second. Deterministic: the same
-    text always gives the same bytes (a view's fingerprint names its Events by them)."""
-
-    # What ``expand`` agrees to allocate: a kept text states its own size, and a damaged one (a handoff
-    # read back) could state gigabytes. A projected Event is a few hundred bytes.
-    MAX_TEXT: Final = 3 << 20
-
-    def __init__(self, dictionary: bytes) -> None:
-        self._dictionary = dictionary
-
-    def shrink(self, text: bytes) -> bytes:
-        return bytes(lz4.block.compress(text, dict=self._dictionary))
-
-    def expand(self, data: bytes) -> bytes:
-        """The text ``shrink`` made ``data`` of; ValueError when ``data`` is not such bytes."""
-        size = int.from_bytes(data[:4], "little") if len(data) >= 4 else -1
-        if not 0 <= size <= self.MAX_TEXT:
-            raise ValueError(f"cannot be decompressed: it states a size of {size} bytes")
-        try:
-            return bytes(lz4.block.decompress(data, dict=self._dictionary))
-        except lz4.block.LZ4BlockError as error:
-            raise ValueError(f"cannot be decompressed: {error}") from None
 
 
 EVENT_KINDS = frozenset((EVENT, ROLLOUT_EVENT, *CHILD_EVENT_KINDS))

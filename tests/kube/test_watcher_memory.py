@@ -14,9 +14,12 @@ import tracemalloc
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from dashboard import compiled
 from dashboard.bench.builds import mid_release_watcher
-from dashboard.kube.watcher import Watcher
+from dashboard.domain.timeline import timeline_basis
+from dashboard.kube.watcher import Watcher, _basis_of, _kept_basis
 from dashboard.live.bus import MemoryBus
 
 ROLLOUTS = 10
@@ -64,3 +67,22 @@ def test_a_watcher_changing_its_rollouts_again_and_again_grows_by_nothing() -> N
     # Leaking one fingerprint's texts per change would be 3 MB here; a bus's tail or a metric's sample
     # is a few hundred bytes.
     assert grown < 64 * 1024, f"{grown} bytes more after 500 changes ({compiled.running()})"
+
+
+def test_each_rollouts_timeline_basis_is_kept_at_under_half_its_json_and_reads_back_as_it_was() -> None:
+    bus = MemoryBus(prefix="basis:", maxlen=ROLLOUTS)
+    watcher, _ = mid_release_watcher(ROLLOUTS, namespaces=2, bus=bus)
+
+    async def published() -> dict[str, dict[str, Any]]:
+        await watcher.renew_once()
+        await watcher.flush(force=True)
+        return await bus.snapshots(watcher.cluster)
+
+    views = list(asyncio.run(published()).values())
+    assert len(views) == ROLLOUTS
+    for view in views:
+        text = orjson.dumps(timeline_basis(view), default=str)
+        kept = _kept_basis(view)
+        assert len(kept) < len(text) / 2
+        assert _basis_of(kept) == orjson.loads(text)
+    assert _basis_of(None) is None
