@@ -25,7 +25,7 @@ Non-goals: no I/O, no view building, no thread safety (one event loop owns it).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, KeysView, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -620,16 +620,18 @@ class ClusterCache:
                 changes.append(("DELETED", old))
         return changes
 
-    def restore(self, kind: str, kept: Iterable[bytes]) -> tuple[set[str], list[Obj]]:
+    def restore(
+        self, kind: str, kept: Iterable[bytes], on_root: Callable[[Obj], object] | None = None
+    ) -> set[str]:
         """Fill the empty ``kind`` from a handoff (``kept``: what ``kept_texts`` gave): each object applied
         as a list would apply it, but not projected again and, when packed, kept as the very bytes it came
-        as (an Event is not compressed again). Returns the rollouts to rebuild and, of Rollouts, the
-        objects (the watcher observes each). Raises ValueError (MalformedObject, not JSON, or not what
-        this store compresses): the caller then empties the kind and lists it."""
+        as (an Event is not compressed again). Returns the rollouts to rebuild; each Rollout is handed to
+        ``on_root`` as it is read (the watcher observes each), not gathered: 10,000 decoded Rollouts held at
+        once were most of a restart's peak of memory. Raises ValueError (MalformedObject, not JSON, or not
+        what this store compresses): the caller then empties the kind and lists it."""
         store = self.objects[kind]
         json_of = store.json_of if type(store) is Packed else None
         affected: set[str] = set()
-        roots: list[Obj] = []
         for data in kept:
             try:
                 text = json_of(data) if json_of is not None else data
@@ -642,9 +644,9 @@ class ClusterCache:
             uid = uid_of(obj)
             self._store(kind, uid, obj, data if json_of is not None else None)
             affected |= self._rollouts_of(uid, kind)
-            if kind == ROLLOUT:
-                roots.append(obj)
-        return affected, roots
+            if kind == ROLLOUT and on_root is not None:
+                on_root(obj)
+        return affected
 
     def kept_texts(self, kind: str, namespace: str | None) -> list[bytes] | None:
         """What the cache keeps of every ``kind`` object (in ``namespace``, or all): the bytes of a packed

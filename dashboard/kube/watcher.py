@@ -74,6 +74,7 @@ from dashboard.kube.cache import (
     ClusterCache,
     Listing,
     MalformedObject,
+    Obj,
     RolloutInputs,
     describe,
     event_facts_of_kept,
@@ -681,14 +682,18 @@ class Watcher:
     def _resume(self, watch: Resumable) -> bool:
         """Apply one watch of a handoff as a list, and start that watch at its version."""
         kind, namespace, at = watch.kind, watch.namespace, self.clock()
+
+        def observe(rollout: Obj) -> None:  # as a list's Rollouts are (not counted: no change arrived)
+            self._observe("ADDED", rollout, at)
+
         try:
-            affected, rollouts = self.cache.restore(kind, watch.kept())
-        except ValueError as error:  # damaged: what it gave goes, and the watch lists instead
-            self.cache.replace(kind, namespace, [])
+            affected = self.cache.restore(kind, watch.kept(), observe)
+        except ValueError as error:  # damaged: what it gave goes, observed as gone, and the watch lists
+            _, gone, _ = self.cache.replace(kind, namespace, [])
+            for event_type, obj in gone if kind == ROLLOUT else ():
+                self._observe(event_type, obj, at)
             log.warning("%s: the handoff's %s is damaged (%s); listing it", self.cluster, kind, error)
             return False
-        for rollout in rollouts:  # as a list's changes are (not counted: no change arrived)
-            self._observe("ADDED", rollout, at)
         self._whole(kind, namespace, affected, at)
         self._positions[(kind, namespace)] = Position(resume_at=watch.version)
         return True

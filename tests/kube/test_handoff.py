@@ -97,15 +97,16 @@ def test_a_watch_with_a_part_missing_is_not_resumed_but_listed(monkeypatch: pyte
     assert set(unpack(fields, server=SERVER)) == {("Rollout", None)}
 
 
-def test_restoring_names_the_rollouts_to_build_like_a_list() -> None:
+def test_restoring_names_the_rollouts_to_build_like_a_list_and_hands_over_each_rollout_as_read() -> None:
     cache = filled()
     fields = pack(cache, {("Rollout", None): "7", ("AnalysisRun", None): "8"}, server=SERVER, saved_at=1.0)
     watches = unpack(fields, server=SERVER)
     empty = ClusterCache()
-    affected, rollouts = empty.restore("Rollout", watches[("Rollout", None)].kept())
-    assert affected == set(cache.rollouts()) and [r["metadata"]["name"] for r in rollouts] == ["checkout"]
-    affected, rollouts = empty.restore("AnalysisRun", watches[("AnalysisRun", None)].kept())
-    assert affected == set(cache.rollouts()) and rollouts == []
+    read: list[dict[str, object]] = []
+    affected = empty.restore("Rollout", watches[("Rollout", None)].kept(), read.append)
+    assert affected == set(cache.rollouts()) and [r["metadata"]["name"] for r in read] == ["checkout"]  # type: ignore[index]
+    affected = empty.restore("AnalysisRun", watches[("AnalysisRun", None)].kept(), read.append)
+    assert affected == set(cache.rollouts()) and len(read) == 1  # only Rollouts are handed over
 
 
 def test_a_watch_without_a_version_is_left_out() -> None:

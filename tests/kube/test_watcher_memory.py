@@ -19,8 +19,10 @@ import orjson
 from dashboard import compiled
 from dashboard.bench.builds import mid_release_watcher
 from dashboard.domain.timeline import timeline_basis
+from dashboard.kube.handoff import PIECE_BYTES, pack, unpack
 from dashboard.kube.watcher import Watcher, _basis_of, _kept_basis
 from dashboard.live.bus import MemoryBus
+from dashboard.live.lease import MemoryLease
 
 ROLLOUTS = 10
 
@@ -86,3 +88,24 @@ def test_each_rollouts_timeline_basis_is_kept_at_under_half_its_json_and_reads_b
         assert len(kept) < len(text) / 2
         assert _basis_of(kept) == orjson.loads(text)
     assert _basis_of(None) is None
+
+
+def test_resuming_from_a_handoff_holds_each_kind_at_its_peak_as_little_more_than_it_keeps() -> None:
+    fleet, _ = mid_release_watcher(1000, namespaces=2)
+    fields = pack(fleet.cache, {(kind, None): "1" for kind in fleet.cache.objects}, server="s", saved_at=1.0)
+    del fleet
+    watcher = Watcher("resumed", bus=MemoryBus(prefix="resumed:"), lease=MemoryLease())
+    watches = unpack(fields, server="s")
+    tracemalloc.start()
+    try:
+        for key in sorted(watches, key=lambda key: key[0] != "Rollout"):  # the Rollouts first, as the watcher
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            assert watcher._resume(watches.pop(key))
+            kept, peak = (size - before for size in tracemalloc.get_traced_memory())
+            # Beyond what it keeps, a few pieces of text decompressed at a time. Holding every decoded
+            # Rollout until the last was read took three times what they keep.
+            assert peak < 1.2 * kept + 8 * PIECE_BYTES, f"{key[0]}: kept {kept} bytes, peaked {peak} above"
+    finally:
+        tracemalloc.stop()
+    assert len(watcher.cache.rollouts()) == 1000
