@@ -1,12 +1,13 @@
-"""The domain compiled with mypyc, loaded only while it matches its sources.
+"""The domain and the watcher's cache compiled with mypyc, loaded only while they match their sources.
 
-Building views is the largest part of the watcher's work per change; compiled, a rebuild costs about a
-quarter less and the watcher about 6 % less CPU (docs/benchmarks.md, "Twenty-third session").
-``scripts/compile.py`` (``make compile``) compiles the modules named by ``compiled_sources()`` into
-``compiled/`` with a manifest of their sources' SHA-256. ``install()``, run when the ``dashboard`` package is
-imported, puts a finder ahead of the source finders that loads them, and only when every compiled source
-is unchanged (hashing them all takes about 1 ms): compiled modules call each other directly rather than
-through the import system, so one edited file keeps the whole group interpreted.
+Building views and keeping the objects they are built from are most of the watcher's work per change;
+compiled, a rebuild costs about a quarter less and the watcher about a tenth less CPU (docs/benchmarks.md,
+"Twenty-third session" and "Twenty-fourth session"). ``scripts/compile.py`` (``make compile``) compiles the
+modules named by ``compiled_sources()`` into ``compiled/`` with a manifest of their sources' SHA-256 and of
+the mypy that compiled them. ``install()``, run when the ``dashboard`` package is imported, puts a finder
+ahead of the source finders that loads them, and only when every compiled source is unchanged (hashing them
+all takes about 1 ms): compiled modules call each other directly rather than through the import system, so
+one edited file keeps the whole group interpreted.
 
 ``DOMAIN_COMPILED`` chooses: ``auto`` (the default: compiled when current, the sources otherwise, with a
 warning when the build is stale), ``off``, or ``require`` (CI and the image: a missing or stale build stops
