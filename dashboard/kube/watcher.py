@@ -148,7 +148,7 @@ _VOLATILE_TEXT = re.compile(
 
 
 # What every rollout's timeline basis shares, for ``Squeeze``: each is kept compressed against it, in the
-# fleet benchmark's 900 bytes as 270 (10,000 rollouts: 9.0 MB → 2.7 MB), for about 3 µs a publish.
+# fleet benchmark's 900 bytes as 272 (10,000 rollouts: 9.0 MB → 2.7 MB), in 1.7 µs, read back in 1.1 µs.
 BASIS_SQUEEZE = Squeeze(
     b"Healthy Progressing Paused Degraded Aborted Successful Failed Running Inconclusive Error "
     b"setCanaryScale setHeaderRoute setMirrorRoute experiment "
@@ -292,8 +292,8 @@ class Watcher:
         self._dirty: dict[str, int] = {}
         self._dirty_since: dict[str, float] = {}  # monotonic: when each became dirty (its settle window)
         self._marks = 0
-        # What timeline_events needs of each rollout's last publish, as compressed JSON (_kept_basis): a
-        # tenth of the memory of the dicts (3.9 KB a rollout, tracemalloc), decoded when its view changed.
+        # What timeline_events needs of each rollout's last publish, as compressed JSON (_kept_basis): 272
+        # bytes where the dicts took 3.9 KB (tracemalloc), decoded when its view changed.
         self._basis: dict[str, bytes] = {}
         self._digest: dict[str, bytes] = {}
         self._keys: dict[str, str] = {}
